@@ -1,0 +1,74 @@
+"""Command lines of entry/train_gobigger.py and entry/eval_gobigger.py."""
+import argparse
+import logging
+import os
+import sys
+from typing import List, Optional
+
+DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
+                              'gobigger_ppo_config.py')
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
+
+
+def _fail(message: str) -> int:
+    print(f'error: {message}', file=sys.stderr)
+    return 2
+
+
+def train_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description='Train a GoBigger team with multi-agent PPO.')
+    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config (and create_config)')
+    parser.add_argument('--seed', type=int, default=None, help='seed of the run (default: the config\'s)')
+    parser.add_argument('--exp-name', default=None, help='experiment folder (default: the config\'s exp_name)')
+    parser.add_argument('--max-env-step', type=int, default=None, help='stop after this many env steps')
+    parser.add_argument(
+        '--set', action='append', default=[], metavar='KEY=VALUE',
+        help='override a config key by its dotted path, e.g. --set policy.learn.batch_size=512 (repeatable)'
+    )
+    parser.add_argument('--resume', default=None, metavar='CKPT', help='continue from this checkpoint')
+    args = parser.parse_args(argv)
+    _setup_logging()
+
+    from .config import ConfigError, apply_overrides, compile_config, load_config_file
+    from .pipeline.checkpoint import CheckpointError
+    try:
+        main_config, create_config = load_config_file(args.config)
+        main_config = apply_overrides(main_config, args.set)
+        if args.exp_name is not None:
+            main_config['exp_name'] = args.exp_name
+        compile_config(main_config, create_config)  # fail on a bad config before any process starts
+        from .pipeline.serial import train
+        _, report = train(main_config, create_config, seed=args.seed, max_env_step=args.max_env_step,
+                          resume=args.resume)
+    except (ConfigError, CheckpointError) as e:
+        return _fail(str(e))
+    print(f'final evaluation: reward_mean {report["reward_mean"]:.3f} win_rate {report["win_rate"]:.2f} '
+          f'score_ratio_mean {report["score_ratio_mean"]:.3f}')
+    return 0
+
+
+def eval_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description='Evaluate a checkpoint against the bots.')
+    parser.add_argument('--ckpt', required=True, help='checkpoint file (iteration_N.pth.tar or ckpt_best.pth.tar)')
+    parser.add_argument('--episodes', type=int, default=None, help='games to play (default: the config\'s)')
+    parser.add_argument('--config', default=None, help='config file (default: the config stored in the checkpoint)')
+    parser.add_argument('--seed', type=int, default=None, help='evaluation seed (default: the config\'s)')
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
+    args = parser.parse_args(argv)
+    _setup_logging()
+
+    from .config import ConfigError, load_config_file
+    from .pipeline.checkpoint import CheckpointError
+    from .pipeline.evaluate import evaluate
+    from .pipeline.evaluator import format_report
+    try:
+        main_config, create_config = load_config_file(args.config) if args.config else (None, None)
+        report = evaluate(args.ckpt, main_config, create_config, episodes=args.episodes, seed=args.seed,
+                          overrides=args.set)
+    except (ConfigError, CheckpointError) as e:
+        return _fail(str(e))
+    print(format_report(report))
+    return 0

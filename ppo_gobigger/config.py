@@ -1,0 +1,209 @@
+"""Config: defaults from the classes that own them, user overrides checked key by key, ``--set`` parsing.
+
+DI-engine's compile_config merges user config over defaults and accepts unknown keys silently, so a typo is
+ignored; here an unknown key is an error naming it and the nearest valid keys, and a value of the wrong type is
+an error too.
+"""
+import ast
+import copy
+import difflib
+import inspect
+import os
+import runpy
+import sys
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from easydict import EasyDict
+
+
+class ConfigError(ValueError):
+    """A user config that cannot be run: unknown key, wrong type, inconsistent settings."""
+
+
+# Sections whose keys belong to another library's config and are checked against that library's defaults.
+_MANAGER_TYPES = ('base', 'subprocess', 'async_subprocess')
+
+
+def default_config() -> EasyDict:
+    """The full default main_config: every key a user may set, with its default."""
+    from .envs.gobigger_env import GoBiggerPPOEnv
+    from .model.gobigger_ppo_model import GoBiggerPPoModel
+    from .policy.gobigger_ppo import GoBiggerPPOPolicy
+
+    policy = GoBiggerPPOPolicy.default_config()
+    policy.pop('cfg_type', None)
+    policy.model = {
+        name: p.default
+        for name, p in inspect.signature(GoBiggerPPoModel.__init__).parameters.items()
+        if name != 'self' and p.default is not inspect.Parameter.empty
+    }
+    env = GoBiggerPPOEnv.default_config()
+    env.pop('cfg_type', None)
+    return EasyDict(
+        dict(
+            # (str) Experiment folder: checkpoints, logs and the evaluator's reports go here.
+            exp_name='gobigger_ppo',
+            # (int) Seed of the whole run (envs, torch, numpy, random).
+            seed=0,
+            # (int or None) Stop after this many collected env steps.
+            max_env_step=None,
+            # (int or None) Stop after this many gradient updates.
+            max_train_iter=None,
+            env=env,
+            policy=policy,
+        )
+    )
+
+
+def default_create_config() -> EasyDict:
+    """Which registered env and policy to build (DI-engine's create_config)."""
+    return EasyDict(
+        dict(
+            env=dict(type='gobigger_ppo', import_names=['ppo_gobigger.envs.gobigger_env']),
+            policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
+        )
+    )
+
+
+def _nearest(key: str, allowed: Iterable[str]) -> str:
+    allowed = sorted(allowed)
+    near = difflib.get_close_matches(key, allowed, n=3, cutoff=0.5)
+    if near:
+        return f'did you mean {", ".join(repr(n) for n in near)}?'
+    return f'valid keys here: {", ".join(allowed)}'
+
+
+def _check_type(path: str, value: Any, default: Any) -> None:
+    if default is None or value is None:
+        return
+    if isinstance(default, bool) or isinstance(value, bool):
+        ok = isinstance(value, bool) and isinstance(default, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float))
+    elif isinstance(default, int):
+        ok = isinstance(value, int) or (isinstance(value, float) and value == float('inf'))
+    elif isinstance(default, (list, tuple)):
+        ok = isinstance(value, (list, tuple))
+    elif isinstance(default, dict):
+        ok = isinstance(value, dict)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(
+            f'config key {path!r} expects {type(default).__name__} (default {default!r}), '
+            f'got {type(value).__name__} {value!r}'
+        )
+
+
+def _merge_checked(default: Dict, user: Dict, path: str, free_form: Tuple[str, ...]) -> Dict:
+    """Deep-merge ``user`` over ``default``; every user key must exist in ``default`` with a compatible type."""
+    merged = copy.deepcopy(dict(default))
+    for key, value in user.items():
+        full = f'{path}.{key}' if path else key
+        if full in free_form:  # another library's keys: shallow-merged here, checked by their owner
+            base = default.get(key) or {}
+            merged[key] = {**copy.deepcopy(base), **copy.deepcopy(value)}
+            continue
+        if key not in default:
+            raise ConfigError(f'unknown config key {full!r}: {_nearest(key, default.keys())}')
+        _check_type(full, value, default[key])
+        if isinstance(default[key], dict) and isinstance(value, dict):
+            merged[key] = _merge_checked(default[key], value, full, free_form)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _manager_config(user: Dict) -> EasyDict:
+    """env.manager: 'type' plus the chosen DI-engine env manager's own keys, checked against its defaults."""
+    from ding.envs.env_manager import get_env_manager_cls
+
+    manager_type = user.get('type', 'subprocess')
+    if manager_type not in _MANAGER_TYPES:
+        raise ConfigError(f'unknown env.manager.type {manager_type!r}: choose one of {", ".join(_MANAGER_TYPES)}')
+    default = get_env_manager_cls(EasyDict(type=manager_type)).default_config()
+    default.pop('cfg_type', None)
+    default['type'] = manager_type
+    return EasyDict(_merge_checked(default, user, 'env.manager', ()))
+
+
+def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> Tuple[EasyDict, EasyDict]:
+    """User main_config/create_config -> complete, checked EasyDicts. Raises ConfigError on a bad config."""
+    cfg = EasyDict(_merge_checked(default_config(), main_config or {}, '', ('env.custom_cfg', 'env.manager')))
+    cfg.env.manager = _manager_config(cfg.env.manager or {})
+    create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config', ()))
+    _check_consistency(cfg)
+    return cfg, create
+
+
+def _check_consistency(cfg: EasyDict) -> None:
+    env, learn, collect = cfg.env, cfg.policy.learn, cfg.policy.collect
+    for key in ('collector_env_num', 'evaluator_env_num', 'n_evaluator_episode'):
+        if env[key] < 1:
+            raise ConfigError(f'env.{key} must be >= 1, got {env[key]}')
+    if collect.n_sample % env.collector_env_num != 0:
+        raise ConfigError(
+            f'policy.collect.n_sample ({collect.n_sample}) must be a multiple of env.collector_env_num '
+            f'({env.collector_env_num})'
+        )
+    if not 1 <= learn.batch_size <= collect.n_sample:
+        raise ConfigError(
+            f'policy.learn.batch_size ({learn.batch_size}) must be between 1 and policy.collect.n_sample '
+            f'({collect.n_sample})'
+        )
+    if learn.epoch_per_collect < 1:
+        raise ConfigError(f'policy.learn.epoch_per_collect must be >= 1, got {learn.epoch_per_collect}')
+    if learn.dual_clip is not None and learn.dual_clip <= 1.0:
+        raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
+    if learn.lr_anneal and not cfg.max_env_step:
+        raise ConfigError('policy.learn.lr_anneal needs max_env_step (the schedule runs from 0 to max_env_step)')
+
+
+def parse_value(text: str) -> Any:
+    """A --set value: a Python literal (1, 0.5, True, None, 'x', [1, 2], {'a': 1}); a bare word is a string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def apply_overrides(main_config: Dict, overrides: List[str]) -> Dict:
+    """Apply ``KEY=VALUE`` strings, KEY a dotted path into main_config (e.g. policy.learn.batch_size=512).
+
+    The path is checked against the defaults, so a typo fails here with the nearest valid keys.
+    """
+    main_config = copy.deepcopy(main_config)
+    defaults = default_config()
+    for item in overrides:
+        if '=' not in item:
+            raise ConfigError(f'--set expects KEY=VALUE, got {item!r}')
+        path, text = item.split('=', 1)
+        keys = path.strip().split('.')
+        node, default = main_config, defaults
+        for depth, key in enumerate(keys):
+            prefix = '.'.join(keys[:depth + 1])
+            free = prefix.startswith('env.custom_cfg.') or prefix.startswith('env.manager.')
+            if not free and (not isinstance(default, dict) or key not in default):
+                allowed = default.keys() if isinstance(default, dict) else []
+                raise ConfigError(f'unknown config key {prefix!r}: {_nearest(key, allowed)}')
+            if depth == len(keys) - 1:
+                node[key] = parse_value(text)
+            else:
+                node = node.setdefault(key, {})
+                default = default.get(key, {}) if isinstance(default, dict) else {}
+    return main_config
+
+
+def load_config_file(path: str) -> Tuple[Dict, Dict]:
+    """Read ``main_config`` and ``create_config`` from a Python file (other files in its folder importable)."""
+    if not os.path.isfile(path):
+        raise ConfigError(f'config file not found: {path}')
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        namespace = runpy.run_path(path)
+    finally:
+        sys.path.remove(folder)
+    if 'main_config' not in namespace:
+        raise ConfigError(f'config file {path} defines no main_config')
+    return namespace['main_config'], namespace.get('create_config', {})

@@ -1,0 +1,1 @@
+"""The training pipeline: collector, learner and evaluator over DI-engine env managers, and the serial loop."""

@@ -1,0 +1,76 @@
+"""Checkpoints: written atomically, read as data only (torch.load with weights_only=True).
+
+A checkpoint holds the policy's learn state (model, optimizer, value-norm statistics), the counters
+(train_iter, envstep) and the config (as JSON text, so that loading never executes code from the file).
+"""
+import json
+import os
+import tempfile
+from typing import Any, Dict
+
+import torch
+
+CKPT_FORMAT = 'ppo_gobigger/1'  # bumped when the layout below changes
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, truncated, foreign or does not fit the model."""
+
+
+def save_checkpoint(path: str, state: Dict[str, Any], train_iter: int, envstep: int, config: Dict) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``: never a half file."""
+    payload = {
+        'format': CKPT_FORMAT,
+        'train_iter': int(train_iter),
+        'envstep': int(envstep),
+        'config': json.dumps(config, default=str),
+        **state,
+    }
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp_', suffix='.pth.tar')
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load_checkpoint(path: str, map_location: str = 'cpu') -> Dict[str, Any]:
+    """Read and check a checkpoint; its 'config' comes back as a dict. Raises CheckpointError naming the problem."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f'checkpoint not found: {path}')
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # truncated zip, not a torch file, or a pickle that is not plain data
+        raise CheckpointError(f'cannot read checkpoint {path} (truncated, corrupt or not a checkpoint): {e}') from e
+    if not isinstance(payload, dict) or payload.get('format') != CKPT_FORMAT:
+        found = payload.get('format') if isinstance(payload, dict) else type(payload).__name__
+        raise CheckpointError(f'{path} is not a ppo_gobigger checkpoint (format {found!r}, expected {CKPT_FORMAT!r})')
+    payload['config'] = json.loads(payload['config'])
+    return payload
+
+
+def check_model_state(model: torch.nn.Module, state_dict: Dict[str, torch.Tensor], path: str) -> None:
+    """Raise CheckpointError listing missing, unexpected and mis-shaped parameters, if any."""
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state_dict))
+    unexpected = sorted(set(state_dict) - set(own))
+    mismatched = [
+        f'{k}: checkpoint {tuple(state_dict[k].shape)} vs model {tuple(own[k].shape)}'
+        for k in sorted(set(own) & set(state_dict)) if own[k].shape != state_dict[k].shape
+    ]
+    if missing or unexpected or mismatched:
+        lines = [f'checkpoint {path} does not fit the model (different policy.model settings?):']
+        if mismatched:
+            lines.append('  mismatched shapes: ' + '; '.join(mismatched))
+        if missing:
+            lines.append('  missing parameters: ' + ', '.join(missing))
+        if unexpected:
+            lines.append('  unexpected parameters: ' + ', '.join(unexpected))
+        raise CheckpointError('\n'.join(lines))

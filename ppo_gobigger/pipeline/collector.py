@@ -1,0 +1,114 @@
+"""Rollout collector: at least n_sample env steps per call, none thrown away.
+
+DI-engine's SampleSerialCollector discards unfinished trajectories at the end of each collect for on-policy
+policies. This collector keeps every step: a game that is still running when a rollout ends is cut there and
+bootstrapped with the critic's value of its next observation, and the next rollout continues the same game.
+
+It works over any DI-engine env manager. With base and subprocess managers every env steps in lock-step, so each
+env contributes exactly n_sample / E steps. With async_subprocess the manager returns whichever envs are ready;
+env segments then differ in length (padded, with a ``valid`` mask), and steps still in flight when a rollout is
+complete open the next one.
+"""
+import logging
+import time
+from collections import deque
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import torch
+
+
+class RolloutCollector:
+
+    def __init__(self, env_manager, policy, n_sample: int) -> None:
+        """
+        Arguments:
+            env_manager: a launched DI-engine env manager.
+            policy: the policy's collect_mode.
+            n_sample: env steps per call over all envs; a multiple of the env count.
+        """
+        env_num = env_manager.env_num
+        if n_sample % env_num != 0:
+            raise ValueError(f'n_sample ({n_sample}) must be a multiple of collector_env_num ({env_num})')
+        self._env = env_manager
+        self._policy = policy
+        self._n_sample = n_sample
+        self._in_flight: Dict[int, Tuple[Dict, Dict]] = {}  # env_id -> (obs, policy output) of a step not returned yet
+        self.envstep = 0  # env steps collected so far; every one of them reaches the learner
+        self.episode_count = 0
+        self.lost_env_steps = 0  # steps lost to abnormal env steps (a failed game step)
+        self.recent_episodes: deque = deque(maxlen=100)  # episode-end infos of the latest games
+        self.last_collect_time = 0.0
+
+    def collect(self) -> Dict[str, Any]:
+        """Returns the rollout {key: tensor (T, E, ...)} described in GoBiggerPPOPolicy._forward_learn."""
+        env_num = self._env.env_num
+        rows: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]
+        collected = 0
+        start = time.time()
+        while collected < self._n_sample:
+            ready = {i: o for i, o in self._env.ready_obs.items() if i not in self._in_flight}
+            output = self._policy.forward(ready) if ready else {}
+            for i, out in output.items():
+                # the value of this observation bootstraps the previous step of the same trajectory
+                if rows[i] and not rows[i][-1]['cut']:
+                    rows[i][-1]['next_value'] = out['value']
+                self._in_flight[i] = (ready[i], out)
+            timesteps = self._env.step({i: out['action'] for i, out in output.items()})
+            for i, timestep in timesteps.items():
+                obs, out = self._in_flight.pop(i)
+                if timestep.info.get('abnormal', False):
+                    # the game step failed: this step is lost; the trajectory before it ends here, bootstrapped
+                    # with the value already written into its next_value above
+                    if rows[i]:
+                        rows[i][-1]['cut'] = True
+                    self.lost_env_steps += 1
+                    logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
+                    self._env.reset({i: None})
+                    continue
+                rows[i].append(self._policy.process_transition(obs, out, timestep))
+                collected += 1
+                if timestep.done:
+                    self.episode_count += 1
+                    self.recent_episodes.append(timestep.info)
+
+        # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.
+        open_ids = [i for i in range(env_num) if rows[i] and not rows[i][-1]['cut']]
+        need_value = [i for i in open_ids if i not in self._in_flight]
+        if need_value:
+            ready = self._env.ready_obs
+            for i, out in self._policy.forward({i: ready[i] for i in need_value}).items():
+                rows[i][-1]['next_value'] = out['value']
+        for i in open_ids:
+            if i in self._in_flight:
+                rows[i][-1]['next_value'] = self._in_flight[i][1]['value']
+            rows[i][-1]['cut'] = True
+        self.envstep += collected
+        self.last_collect_time = time.time() - start
+        return self._to_rollout(rows)
+
+    def _to_rollout(self, rows: List[List[Dict[str, Any]]]) -> Dict[str, Any]:
+        """Per-env segments -> time-first tensors (T, E, ...), padded to the longest segment, with ``valid``."""
+        T = max(len(r) for r in rows)
+        template = next(r[0] for r in rows if r)
+        segments = []
+        for r in rows:
+            padding = [_padding_row(template)] * (T - len(r))
+            sample = self._policy.get_train_sample(r + padding)  # {key: (T, ...)}
+            sample['valid'] = np.arange(T) < len(r)  # (T,)
+            segments.append(sample)
+        rollout = {k: torch.from_numpy(np.stack([s[k] for s in segments], axis=1)) for k in segments[0] if k != 'obs'}
+        rollout['obs'] = {
+            k: torch.from_numpy(np.stack([s['obs'][k] for s in segments], axis=1))
+            for k in segments[0]['obs']
+        }  # {key: (T, E, A, ...)}
+        return rollout
+
+
+def _padding_row(template: Dict[str, Any]) -> Dict[str, Any]:
+    """A zero transition that ends a trajectory, used only to pad short segments (masked out by ``valid``)."""
+    row = {k: np.zeros_like(v) for k, v in template.items() if k != 'obs'}
+    row['obs'] = {k: np.zeros_like(v) for k, v in template['obs'].items()}
+    row['cut'] = True
+    row['done'] = True
+    return row

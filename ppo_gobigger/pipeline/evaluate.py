@@ -1,0 +1,41 @@
+"""Evaluate a saved checkpoint against the opponents and return the evaluator's report."""
+import copy
+from typing import Dict, List, Optional
+
+from ..config import compile_config
+from .checkpoint import check_model_state, load_checkpoint
+from .evaluator import Evaluator
+from .serial import build_env_managers, build_policy, set_global_seed
+
+
+def evaluate(
+        ckpt: str,
+        main_config: Optional[Dict] = None,
+        create_config: Optional[Dict] = None,
+        episodes: Optional[int] = None,
+        seed: Optional[int] = None,
+        overrides: Optional[List[str]] = None,
+) -> Dict:
+    """Evaluate ``ckpt``. The config defaults to the one stored in the checkpoint; ``main_config`` replaces it."""
+    from ..config import apply_overrides
+
+    payload = load_checkpoint(ckpt)
+    main_config = copy.deepcopy(main_config if main_config is not None else payload['config'])
+    if overrides:
+        main_config = apply_overrides(main_config, overrides)
+    if episodes is not None:
+        main_config['env']['n_evaluator_episode'] = episodes
+    if seed is not None:
+        main_config['seed'] = seed
+    cfg, create_cfg = compile_config(main_config, create_config)
+    set_global_seed(cfg.seed)
+    policy, model = build_policy(cfg, create_cfg, enable_field=['eval'])
+    check_model_state(model, payload['model'], ckpt)
+    model.load_state_dict(payload['model'])
+    _, evaluator_env = build_env_managers(cfg, create_cfg, collect=False)
+    try:
+        evaluator_env.launch()
+        evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed)
+        return evaluator.eval(payload['train_iter'], payload['envstep'])
+    finally:
+        evaluator_env.close()

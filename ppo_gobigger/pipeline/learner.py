@@ -1,0 +1,58 @@
+"""Learner: runs the policy's learn mode on each rollout, counts updates, saves and restores checkpoints.
+
+DI-engine's BaseLearner counts one iteration per minibatch as we do, but its checkpoints are not written
+atomically and do not carry the value-norm statistics; this one does both, with the same file names.
+"""
+import json
+import logging
+import os
+from typing import Any, Dict, Optional
+
+from .checkpoint import check_model_state, load_checkpoint, save_checkpoint
+
+
+class Learner:
+
+    def __init__(self, policy, model, exp_dir: str, config: Dict) -> None:
+        """
+        Arguments:
+            policy: the policy's learn_mode.
+            model: the model it trains (checked against a checkpoint's parameters on resume).
+            exp_dir: experiment folder; checkpoints go to exp_dir/ckpt, the per-iteration log to exp_dir/learner.jsonl.
+            config: the compiled main_config, stored in every checkpoint.
+        """
+        self._learn = policy
+        self._model = model
+        self._config = config
+        self.ckpt_dir = os.path.join(exp_dir, 'ckpt')
+        self._log_path = os.path.join(exp_dir, 'learner.jsonl')
+        self.train_iter = 0  # gradient updates so far
+        self.best_reward: Optional[float] = None
+
+    def train(self, rollout: Dict[str, Any], envstep: int, progress: float) -> Dict[str, float]:
+        stats = self._learn.forward(rollout, progress=progress)
+        self.train_iter += stats['update_count']
+        with open(self._log_path, 'a') as f:
+            f.write(json.dumps({'train_iter': self.train_iter, 'envstep': envstep, **stats}) + '\n')
+        return stats
+
+    def save(self, envstep: int, name: Optional[str] = None) -> str:
+        path = os.path.join(self.ckpt_dir, name or f'iteration_{self.train_iter}.pth.tar')
+        save_checkpoint(path, self._learn.state_dict(), self.train_iter, envstep, self._config)
+        return path
+
+    def save_if_best(self, reward_mean: float, envstep: int) -> bool:
+        if self.best_reward is None or reward_mean > self.best_reward:
+            self.best_reward = reward_mean
+            self.save(envstep, 'ckpt_best.pth.tar')
+            return True
+        return False
+
+    def resume(self, path: str) -> int:
+        """Restore model, optimizer, value-norm statistics and counters; returns the envstep to continue from."""
+        payload = load_checkpoint(path)
+        check_model_state(self._model, payload['model'], path)
+        self._learn.load_state_dict(payload)
+        self.train_iter = payload['train_iter']
+        logging.info(f'resumed from {path}: train_iter {self.train_iter}, envstep {payload["envstep"]}')
+        return payload['envstep']

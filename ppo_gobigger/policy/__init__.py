@@ -1,0 +1,1 @@
+from .gobigger_ppo import GoBiggerPPOPolicy

@@ -1,0 +1,250 @@
+"""Multi-agent PPO for GoBigger in DI-engine's policy form (learn / collect / eval modes).
+
+The A players of our team share one policy. Each player has its own value (B, A) from a centralised critic, so
+the probability ratio is clipped per player (MAPPO), never averaged over players first.
+
+Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
+"""
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+from torch.distributions import Categorical
+
+from ding.policy import Policy
+from ding.utils import POLICY_REGISTRY
+
+from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
+
+
+def stack_obs(observations: Sequence[Dict[str, np.ndarray]], device: str = 'cpu') -> Dict[str, torch.Tensor]:
+    """List of per-env observations, each {key: (A, ...)} -> {key: (B, A, ...)} tensors."""
+    keys = observations[0].keys()
+    return {k: torch.from_numpy(np.stack([o[k] for o in observations])).to(device) for k in keys}
+
+
+@POLICY_REGISTRY.register('gobigger_ppo')
+class GoBiggerPPOPolicy(Policy):
+    """PPO with GAE, value normalisation, clipped policy and value losses and an entropy bonus."""
+
+    config = dict(
+        type='gobigger_ppo',
+        # (bool) Use CUDA for the learner (and inference) when a GPU is available.
+        cuda=False,
+        # (bool) PPO is on-policy: every rollout is used for one learn call, then discarded.
+        on_policy=True,
+        # (bool) DI-engine's multi-GPU path; not used by this policy.
+        multi_gpu=False,
+        # (dict) Keyword arguments of GoBiggerPPoModel.
+        model=dict(),
+        learn=dict(
+            # (int) Passes over each rollout.
+            epoch_per_collect=4,
+            # (int) Minibatch size in env steps (each holds A players).
+            batch_size=256,
+            # (float) Adam learning rate.
+            learning_rate=3e-4,
+            # (bool) Anneal the learning rate linearly to 0 over max_env_step.
+            lr_anneal=False,
+            # (float) Weight of the value loss.
+            value_weight=0.5,
+            # (float) Weight of the entropy bonus.
+            entropy_weight=0.01,
+            # (float) PPO clip range of the probability ratio.
+            clip_ratio=0.2,
+            # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
+            value_clip=True,
+            # (float or None) Dual clip constant c > 1 for negative advantages; None turns it off.
+            dual_clip=None,
+            # (bool) Normalise advantages within each minibatch.
+            adv_norm=True,
+            # (bool) Normalise value targets with running statistics of the returns (saved in checkpoints).
+            value_norm=True,
+            # (float) Clip of the global gradient norm.
+            grad_clip=0.5,
+            # (float) Discount factor.
+            discount_factor=0.99,
+            # (float) GAE lambda.
+            gae_lambda=0.95,
+        ),
+        collect=dict(
+            # (int) Env steps collected per training iteration, over all collector envs.
+            n_sample=2048,
+        ),
+        eval=dict(
+            # (bool) Sample actions in evaluation instead of taking the most likely one.
+            sample=False,
+            evaluator=dict(
+                # (int) Evaluate every this many collected env steps (and once before training).
+                eval_freq=50000,
+            ),
+        ),
+    )
+
+    def default_model(self):
+        return 'gobigger_ppo', ['ppo_gobigger.model.gobigger_ppo_model']
+
+    # ------------------------------------------------------------------ learn
+    def _init_learn(self) -> None:
+        cfg = self._cfg.learn
+        self._learn_model = self._model
+        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self._value_norm = ValueNorm().to(self._device)
+
+    def _set_learning_rate(self, progress: float) -> float:
+        """Linear annealing when lr_anneal: progress in [0, 1] is the share of max_env_step already collected."""
+        lr = self._cfg.learn.learning_rate
+        if self._cfg.learn.lr_anneal:
+            lr = lr * max(0.0, 1.0 - progress)
+        for group in self._optimizer.param_groups:
+            group['lr'] = lr
+        return lr
+
+    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0) -> Dict[str, float]:
+        """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates.
+
+        rollout (from the collector; tensors, time-first):
+            obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
+            value: (T, E, A) and next_value: (T, E, A) as the critic predicted them (normalised units),
+            reward: (T, E), done: (T, E), cut: (T, E),
+            valid: (T, E) False where an env's segment is padded (async managers only).
+        """
+        cfg = self._cfg.learn
+        lr = self._set_learning_rate(progress)
+        rollout = {k: v for k, v in rollout.items()}
+        obs = {k: v.to(self._device) for k, v in rollout.pop('obs').items()}
+        data = {k: v.to(self._device) for k, v in rollout.items()}
+        T, E, A = data['value'].shape
+
+        # 1. advantages and returns in return units (the critic's outputs denormalised)
+        with torch.no_grad():
+            value = self._value_norm.denormalize(data['value']) if cfg.value_norm else data['value']
+            next_value = self._value_norm.denormalize(data['next_value']) if cfg.value_norm else data['next_value']
+            advantage = gae(
+                data['reward'], value, next_value, data['done'], data['cut'], cfg.discount_factor, cfg.gae_lambda
+            )  # (T, E, A)
+            returns = advantage + value  # (T, E, A)
+            ev = explained_variance(value[data['valid']].flatten(), returns[data['valid']].flatten())
+            # 2. value targets and old values in the critic's (normalised) units, with the statistics updated
+            if cfg.value_norm:
+                self._value_norm.update(returns[data['valid']])
+                target = self._value_norm.normalize(returns)
+                old_value = self._value_norm.normalize(value)
+            else:
+                target, old_value = returns, value
+            old_logp = Categorical(logits=data['logit']).log_prob(data['action'])  # (T, E, A)
+
+        # 3. flatten time and envs, keeping the valid steps: S samples, each with A players
+        valid = data['valid'].reshape(T * E)  # (T * E,) bool; False only where an env's segment was padded
+        S = int(valid.sum())
+        flat = lambda x: x.reshape(T * E, *x.shape[2:])[valid]  # noqa: E731  (T, E, ...) -> (S, ...)
+        obs = {k: flat(v) for k, v in obs.items()}  # {key: (S, A, ...)}
+        action, old_logp, advantage = flat(data['action']), flat(old_logp), flat(advantage)  # (S, A)
+        target, old_value = flat(target), flat(old_value)  # (S, A)
+
+        # 4. epochs of shuffled minibatches
+        self._learn_model.train()
+        stats: Dict[str, List[float]] = {}
+        for _ in range(cfg.epoch_per_collect):
+            for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
+                out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
+                dist = Categorical(logits=out['logit'])  # batch shape (M, A)
+                logp = dist.log_prob(action[idx])  # (M, A)
+                adv = advantage[idx]  # (M, A)
+                if cfg.adv_norm:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pl = policy_loss(logp, old_logp[idx], adv, cfg.clip_ratio, cfg.dual_clip)
+                vl = value_loss(
+                    out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None
+                )
+                entropy = dist.entropy().mean()
+                loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
+
+                self._optimizer.zero_grad()
+                loss.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
+                self._optimizer.step()
+
+                for name, x in (
+                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('total_loss', loss),
+                    ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm)
+                ):
+                    stats.setdefault(name, []).append(float(x))
+        result = {k: float(np.mean(v)) for k, v in stats.items()}
+        result.update(
+            explained_variance=ev,
+            cur_lr=lr,
+            update_count=len(stats['total_loss']),
+            value_norm_mean=float(self._value_norm.mean),
+            value_norm_std=float(self._value_norm.std),
+        )
+        return result
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return [
+            'policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm',
+            'explained_variance', 'cur_lr'
+        ]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {
+            'model': self._learn_model.state_dict(),
+            'optimizer': self._optimizer.state_dict(),
+            'value_norm': self._value_norm.state_dict(),
+        }
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._learn_model.load_state_dict(state_dict['model'])
+        self._optimizer.load_state_dict(state_dict['optimizer'])
+        self._value_norm.load_state_dict(state_dict['value_norm'])
+
+    # ---------------------------------------------------------------- collect
+    def _init_collect(self) -> None:
+        self._collect_model = self._model
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Dict[str, np.ndarray]]) -> Dict[int, Dict[str, np.ndarray]]:
+        """{env_id: obs (A, ...)} -> {env_id: {action (A,), logit (A, N), value (A,)}}, actions sampled."""
+        env_ids = list(data.keys())
+        self._collect_model.eval()
+        out = self._collect_model(stack_obs([data[i] for i in env_ids], self._device), mode='compute_actor_critic')
+        action = Categorical(logits=out['logit']).sample()  # (B, A)
+        logit, value, action = out['logit'].cpu().numpy(), out['value'].cpu().numpy(), action.cpu().numpy()
+        return {i: {'action': action[b], 'logit': logit[b], 'value': value[b]} for b, i in enumerate(env_ids)}
+
+    def _process_transition(self, obs: Dict[str, np.ndarray], policy_output: Dict[str, np.ndarray],
+                            timestep) -> Dict[str, Any]:
+        """One env step of one env. ``cut`` and ``next_value`` are completed by the collector."""
+        return {
+            'obs': obs,
+            'action': policy_output['action'],  # (A,)
+            'logit': policy_output['logit'],  # (A, N)
+            'value': policy_output['value'],  # (A,)
+            'next_value': np.zeros_like(policy_output['value']),  # (A,)
+            'reward': np.float32(np.asarray(timestep.reward).sum()),  # team reward, scalar
+            'done': bool(timestep.done),
+            'cut': bool(timestep.done),
+        }
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> Dict[str, Any]:
+        """One env's T consecutive transitions -> arrays with time first: {key: (T, ...)}.
+
+        GAE is computed in learn, on the whole rollout, so nothing is cut or dropped here.
+        """
+        sample = {k: np.stack([t[k] for t in transitions]) for k in transitions[0] if k != 'obs'}
+        sample['obs'] = {k: np.stack([t['obs'][k] for t in transitions]) for k in transitions[0]['obs']}
+        return sample
+
+    # ------------------------------------------------------------------- eval
+    def _init_eval(self) -> None:
+        self._eval_model = self._model
+
+    @torch.no_grad()
+    def _forward_eval(self, data: Dict[int, Dict[str, np.ndarray]]) -> Dict[int, Dict[str, np.ndarray]]:
+        """{env_id: obs} -> {env_id: {action (A,)}}: greedy unless eval.sample."""
+        env_ids = list(data.keys())
+        self._eval_model.eval()
+        logit = self._eval_model(stack_obs([data[i] for i in env_ids], self._device), mode='compute_actor')['logit']
+        action = Categorical(logits=logit).sample() if self._cfg.eval.sample else logit.argmax(-1)  # (B, A)
+        action = action.cpu().numpy()
+        return {i: {'action': action[b]} for b, i in enumerate(env_ids)}

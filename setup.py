@@ -1,0 +1,22 @@
+from setuptools import find_packages, setup
+
+setup(
+    name='ppo_gobigger',
+    version='0.1.0',
+    description='Multi-agent PPO for GoBigger 0.2 in DI-engine style',
+    long_description=open('README.md').read() if __import__('os').path.exists('README.md') else '',
+    long_description_content_type='text/markdown',
+    packages=find_packages(include=['ppo_gobigger', 'ppo_gobigger.*']),
+    python_requires='>=3.8',
+    install_requires=[
+        'torch',
+        'gobigger>=0.2.1,<0.3',
+        'DI-engine>=0.5.3',
+        'easydict',
+        'numpy',
+        'gym',
+    ],
+    extras_require={
+        'test': ['pytest'],
+    },
+)

@@ -1,0 +1,130 @@
+"""The learning math against hand-computed numbers and an independent NumPy reference."""
+import numpy as np
+import pytest
+import torch
+
+from ppo_gobigger.policy.ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
+
+
+def _t(x, dtype=torch.float32):
+    return torch.tensor(x, dtype=dtype)
+
+
+def _gae_case(done, cut):
+    # one env, one player, T = 3, gamma = lambda = 0.5
+    reward = _t([[1.0], [2.0], [3.0]])  # (T, E)
+    value = _t([[[0.5]], [[1.0]], [[1.5]]])  # (T, E, A)
+    next_value = _t([[[1.0]], [[1.5]], [[2.0]]])
+    return gae(reward, value, next_value, _t(done, torch.bool), _t(cut, torch.bool), 0.5, 0.5)[:, 0, 0]
+
+
+def test_gae_hand_computed_no_end():
+    # deltas 1.0, 1.75, 2.5; A2 = 2.5, A1 = 1.75 + .25 * 2.5, A0 = 1.0 + .25 * A1
+    adv = _gae_case([[False], [False], [False]], [[False], [False], [False]])
+    assert torch.allclose(adv, _t([1.59375, 2.375, 2.5]))
+
+
+def test_gae_hand_computed_episode_end():
+    # the game ends after step 1: no bootstrap there and no credit across the end
+    adv = _gae_case([[False], [True], [False]], [[False], [True], [False]])
+    assert torch.allclose(adv, _t([1.25, 1.0, 2.5]))
+
+
+def test_gae_hand_computed_cut_mid_episode():
+    # the rollout stops after step 1 mid-game: bootstrap with next_value, no credit across the cut
+    adv = _gae_case([[False], [False], [False]], [[False], [True], [False]])
+    assert torch.allclose(adv, _t([1.4375, 1.75, 2.5]))
+
+
+def _numpy_gae(reward, value, next_value, done, cut, gamma, lam):
+    T, E, A = value.shape
+    adv = np.zeros((T, E, A))
+    for e in range(E):
+        for a in range(A):
+            running = 0.0
+            for t in reversed(range(T)):
+                if cut[t, e]:
+                    running = 0.0
+                bootstrap = 0.0 if done[t, e] else next_value[t, e, a]
+                delta = reward[t, e] + gamma * bootstrap - value[t, e, a]
+                running = delta + gamma * lam * running
+                adv[t, e, a] = running
+    return adv
+
+
+def test_gae_matches_numpy_reference_on_random_rollouts():
+    rng = np.random.default_rng(0)
+    T, E, A = 17, 3, 2
+    reward = rng.normal(size=(T, E))
+    value, next_value = rng.normal(size=(T, E, A)), rng.normal(size=(T, E, A))
+    done = rng.random((T, E)) < 0.1
+    cut = done | (rng.random((T, E)) < 0.1)
+    cut[-1] = True
+    expected = _numpy_gae(reward, value, next_value, done, cut, 0.99, 0.95)
+    got = gae(*(torch.from_numpy(x) for x in (reward, value, next_value, done, cut)), 0.99, 0.95)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_policy_loss_hand_computed():
+    ratio = np.array([[1.5, 0.5, 1.1]])  # (M=1, A=3): each player clipped on its own ratio
+    old_logp = _t([[-1.0, -2.0, -0.5]])
+    logp = old_logp + _t(np.log(ratio))
+    adv = _t([[1.0, -1.0, 2.0]])
+    out = policy_loss(logp, old_logp, adv, clip_ratio=0.2)
+    # min(r * A, clip(r) * A) = [1.2, -0.8, 2.2]
+    assert out['loss'].item() == pytest.approx(-(1.2 - 0.8 + 2.2) / 3, rel=1e-6)
+    assert out['clipfrac'].item() == pytest.approx(2 / 3)
+    kl = np.mean((ratio - 1) - np.log(ratio))
+    assert out['approx_kl'].item() == pytest.approx(kl, rel=1e-5)
+
+
+def test_policy_loss_ratio_is_not_averaged_over_players():
+    # players with ratios 1.5 and 0.5 average to 1.0; clipping each gives a different objective
+    old_logp = _t([[0.0, 0.0]])
+    logp = _t(np.log([[1.5, 0.5]]))
+    adv = _t([[1.0, 1.0]])
+    out = policy_loss(logp, old_logp, adv, clip_ratio=0.2)
+    assert out['loss'].item() == pytest.approx(-(1.2 + 0.5) / 2, rel=1e-6)
+
+
+def test_dual_clip_bounds_negative_advantages():
+    old_logp = _t([[0.0, 0.0]])
+    logp = _t(np.log([[5.0, 5.0]]))
+    adv = _t([[-1.0, 1.0]])
+    # player 0: min(-5, -1.2) = -5, bounded below by 3 * -1 = -3; player 1: min(5, 1.2) = 1.2
+    out = policy_loss(logp, old_logp, adv, clip_ratio=0.2, dual_clip=3.0)
+    assert out['loss'].item() == pytest.approx(-(-3.0 + 1.2) / 2, rel=1e-6)
+    plain = policy_loss(logp, old_logp, adv, clip_ratio=0.2)
+    assert plain['loss'].item() == pytest.approx(-(-5.0 + 1.2) / 2, rel=1e-6)
+    with pytest.raises(ValueError, match='dual_clip'):
+        policy_loss(logp, old_logp, adv, clip_ratio=0.2, dual_clip=0.5)
+
+
+def test_value_loss_hand_computed():
+    value, old, target = _t([[1.0, 2.0]]), _t([[0.5, 0.5]]), _t([[2.0, 0.0]])
+    # clipped values [0.7, 0.7]; errors [1, 4] and [1.69, 0.49]; elementwise max [1.69, 4]
+    assert value_loss(value, old, target, 0.2).item() == pytest.approx(0.5 * (1.69 + 4.0) / 2, rel=1e-6)
+    assert value_loss(value, old, target, None).item() == pytest.approx(0.5 * (1.0 + 4.0) / 2, rel=1e-6)
+
+
+def test_value_norm_matches_numpy_over_batches_and_round_trips():
+    rng = np.random.default_rng(1)
+    batches = [rng.normal(5.0, 3.0, size=n) for n in (10, 100, 7)]
+    norm = ValueNorm()
+    for b in batches:
+        norm.update(torch.from_numpy(b))
+    everything = np.concatenate(batches)
+    assert norm.mean.item() == pytest.approx(everything.mean(), rel=1e-9)
+    assert norm.var.item() == pytest.approx(everything.var(), rel=1e-9)
+    x = torch.from_numpy(rng.normal(size=(4, 3)))
+    torch.testing.assert_close(norm.denormalize(norm.normalize(x)), x)
+    torch.testing.assert_close(norm.normalize(x), (x - everything.mean()) / everything.std())
+    restored = ValueNorm()
+    restored.load_state_dict(norm.state_dict())
+    torch.testing.assert_close(restored.normalize(x), norm.normalize(x))
+
+
+def test_explained_variance():
+    target = _t([1.0, 2.0, 3.0, 4.0])
+    assert explained_variance(target, target) == pytest.approx(1.0)
+    assert explained_variance(torch.full_like(target, target.mean()), target) == pytest.approx(0.0)
