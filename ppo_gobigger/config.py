@@ -133,7 +133,19 @@ def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> T
     cfg.env.manager = _manager_config(cfg.env.manager or {})
     create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config', ()))
     _check_consistency(cfg)
+    _check_env(cfg, create)
     return cfg, create
+
+
+def _check_env(cfg: EasyDict, create: EasyDict) -> None:
+    """Build the env object once (lazy: no game starts) so that its own checks (preset, opponent...) run now."""
+    from ding.utils import ENV_REGISTRY, import_module
+
+    import_module(create.env.import_names)
+    try:
+        ENV_REGISTRY.get(create.env.type)(cfg.env)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
 
 
 def _check_consistency(cfg: EasyDict) -> None:

@@ -1,0 +1,56 @@
+"""The discrete action table: one policy action index -> one GoBigger 0.2 action [x, y, action_type].
+
+| index  | meaning                              | GoBigger action                                  |
+| ------ | ------------------------------------ | ------------------------------------------------ |
+| 0..15  | move towards angle 2*pi*k/16         | [cos(2*pi*k/16), sin(2*pi*k/16), 0]  (0 = move)  |
+| 16     | eject a spore from every clone       | [None, None, 1]  (None keeps the current heading) |
+| 17     | split every clone that can split     | [None, None, 2]                                  |
+
+GoBigger 0.2 has no "stop" action (0.1.x had one); angles are in the game's x/y frame.
+"""
+
+import math
+from typing import Any, List
+
+import numpy as np
+
+MOVE_DIRECTIONS = 16  # evenly spaced unit directions
+EJECT = MOVE_DIRECTIONS  # 16
+SPLIT = MOVE_DIRECTIONS + 1  # 17
+ACTION_NUM = MOVE_DIRECTIONS + 2  # 18
+
+# GoBigger action_type values
+MOVE_TYPE, EJECT_TYPE, SPLIT_TYPE = 0, 1, 2
+
+ACTION_TABLE = tuple(
+    [
+        (math.cos(2 * math.pi * k / MOVE_DIRECTIONS), math.sin(2 * math.pi * k / MOVE_DIRECTIONS), MOVE_TYPE)
+        for k in range(MOVE_DIRECTIONS)
+    ] + [(None, None, EJECT_TYPE), (None, None, SPLIT_TYPE)]
+)  # ACTION_NUM tuples (x, y, action_type)
+
+
+def to_game_action(index: int) -> List:
+    """The GoBigger action [x, y, action_type] for one action index in [0, ACTION_NUM) (a fresh list)."""
+    return list(ACTION_TABLE[index])
+
+
+def check_actions(action: Any, player_num: int) -> np.ndarray:
+    """Validate a team's actions and return them as an int64 array of shape (player_num,).
+
+    Accepts numpy arrays, lists, torch tensors (anything np.asarray takes), and a scalar when player_num == 1.
+    Raises ValueError naming the bad value(s) and what is allowed.
+    """
+    arr = np.asarray(action)
+    if arr.ndim == 0 and player_num == 1:
+        arr = arr.reshape(1)
+    if arr.shape != (player_num, ):
+        raise ValueError(f'expected {player_num} action indices, shape ({player_num},); got {arr.shape}: {action!r}')
+    if arr.dtype.kind == 'f' and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)  # whole-number floats, e.g. from a float tensor
+    if arr.dtype.kind not in 'iu':
+        raise ValueError(f'action indices must be integers in [0, {ACTION_NUM}); got {arr.tolist()} ({arr.dtype})')
+    bad = (arr < 0) | (arr >= ACTION_NUM)
+    if bad.any():
+        raise ValueError(f'action value(s) {arr[bad].tolist()} outside the allowed range [0, {ACTION_NUM})')
+    return arr.astype(np.int64)

@@ -1,0 +1,57 @@
+"""Opponents: who plays the teams we do not control.
+
+| kind     | behaviour                                                                                  |
+| -------- | ------------------------------------------------------------------------------------------ |
+| 'bot'    | gobigger.agents.BotAgent(level=bot_level); level 3 flees bigger balls, chases edible thorns, |
+|          | then food. It draws from the global `random` module: the env gives each game its own seeded |
+|          | state of it (GoBiggerPPOEnv._own_global_random).                                           |
+| 'random' | a uniformly random action index per player and step, from a numpy Generator seeded per     |
+|          | episode, played through the action table.                                                  |
+"""
+
+from typing import Dict, List, Mapping, Sequence
+
+import numpy as np
+from gobigger.agents import BotAgent
+
+from .actions import ACTION_NUM, to_game_action
+
+OPPONENT_KINDS = ('bot', 'random')
+BOT_LEVELS = (1, 2, 3)
+
+
+def check_opponent(kind: str, bot_level: int) -> None:
+    """Raise ValueError for an unknown opponent kind or bot level."""
+    if kind not in OPPONENT_KINDS:
+        raise ValueError(f'unknown opponent {kind!r}; allowed: {OPPONENT_KINDS}')
+    if bot_level not in BOT_LEVELS:
+        raise ValueError(f'bot_level {bot_level!r} is not one of {BOT_LEVELS}')
+
+
+class Opponents:
+    """Acts for every player of the teams we do not control."""
+
+    def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3) -> None:
+        check_opponent(kind, bot_level)
+        self.kind = kind
+        self.bot_level = bot_level
+        self.player_ids = list(player_ids)
+        self._bots: Dict[int, BotAgent] = {}
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> None:
+        """Start an episode: fresh bots (a BotAgent keeps a queue of planned actions) and a Generator from seed."""
+        self._rng = np.random.default_rng(seed)
+        if self.kind == 'bot':
+            self._bots = {pid: BotAgent(name=pid, level=self.bot_level) for pid in self.player_ids}
+
+    def act(self, player_states: Mapping) -> Dict[int, List]:
+        """GoBigger actions {player_id: [x, y, action_type]} for the opponents, given the last player_states."""
+        if self.kind == 'bot':
+            return {pid: bot.step(player_states[pid]) for pid, bot in self._bots.items()}
+        indices = self._rng.integers(ACTION_NUM, size=len(self.player_ids))
+        return {pid: to_game_action(k) for pid, k in zip(self.player_ids, indices)}
+
+    def __repr__(self) -> str:
+        level = f', level={self.bot_level}' if self.kind == 'bot' else ''
+        return f'Opponents({self.kind!r}{level}, players={self.player_ids})'

@@ -1,0 +1,113 @@
+"""Encode one player's fixed-shape view (see ``ppo_gobigger.envs.features``) into one embedding.
+
+Data path, per player (C = MAX_CLONE, K = MAX_THORN, H = hidden size, R = relation width):
+
+    scalar (16,)                         -> MLP                                   -> s   (H,)
+    food   (2, 8, 8)                     -> flatten -> MLP                        -> f   (H,)
+    clone (C, 10) ++ food_relation (C, 7) -> MLP                                  -> e_i (C, H)
+    clone_relation (C, C, 7), e_j         -> pair MLP, masked max over valid j    -> c_i (C, R)
+    thorn_relation (C, K, 6)              -> MLP, masked max over valid k         -> t_i (C, R)
+    e_i ++ c_i ++ t_i                     -> MLP                                  -> h_i (C, H)
+    h_i                                   -> masked max ++ masked mean over valid i -> (2H,)
+    s ++ f ++ clone summary               -> MLP                                  -> player embedding (H,)
+
+Padded items (mask False) never reach the output: every pool fills them before reducing, and a set with no valid
+item pools to zeros.
+"""
+from typing import Dict, Optional
+
+import torch
+import torch.nn as nn
+from ding.torch_utils import MLP, fc_block
+
+from ppo_gobigger.envs.features import (
+    CLONE_DIM, CLONE_REL_DIM, FOOD_CHANNELS, FOOD_GRID, FOOD_REL_DIM, SCALAR_DIM, THORN_REL_DIM
+)
+
+
+def masked_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """Max of ``x`` over ``dim`` taking only entries where ``mask`` is True; zeros where no entry is valid.
+
+    x: (..., M, D) with ``dim`` pointing at M; mask: broadcastable to x without its last axis, i.e. (..., M).
+    """
+    mask = mask.unsqueeze(-1)  # (..., M, 1)
+    pooled = x.masked_fill(~mask, float('-inf')).amax(dim=dim)  # (..., D); -inf where nothing is valid
+    any_valid = mask.any(dim=dim)  # (..., 1)
+    return torch.where(any_valid, pooled, torch.zeros_like(pooled))
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """Mean of ``x`` over ``dim`` taking only entries where ``mask`` is True; zeros where no entry is valid.
+
+    Shapes as in ``masked_max``. Padded entries are filled with 0 (not multiplied) so even inf/nan garbage drops out.
+    """
+    mask = mask.unsqueeze(-1)  # (..., M, 1)
+    total = x.masked_fill(~mask, 0.).sum(dim=dim)  # (..., D)
+    count = mask.sum(dim=dim).clamp(min=1)  # (..., 1)
+    return total / count
+
+
+class Encoder(nn.Module):
+    """Player view -> embedding: inputs are the ``OBS_SHAPES`` dict with any leading dims, e.g. (B, A, ...);
+    the output is (B, A, hidden_size)."""
+
+    def __init__(self, hidden_size: int = 64, relation_size: Optional[int] = None) -> None:
+        """
+        Arguments:
+            - hidden_size: width H of every per-player and per-clone embedding.
+            - relation_size: width R of the pairwise (clone-clone, clone-thorn) layers; default H // 2. These run on
+              C*C pairs per player, so they dominate compute and memory.
+        """
+        super().__init__()
+        H = hidden_size
+        R = relation_size if relation_size is not None else max(hidden_size // 2, 1)
+        act = nn.ReLU()
+        self.hidden_size = H
+        self.relation_size = R
+
+        self.scalar_mlp = MLP(SCALAR_DIM, H, H, layer_num=2, activation=act)
+        self.food_mlp = MLP(FOOD_CHANNELS * FOOD_GRID * FOOD_GRID, H, H, layer_num=2, activation=act)
+        self.clone_mlp = MLP(CLONE_DIM + FOOD_REL_DIM, H, H, layer_num=2, activation=act)
+        # clone-clone pair (i, j): relation_ij and clone j's embedding are projected to R, added, then one more layer.
+        self.pair_rel_fc = nn.Linear(CLONE_REL_DIM, R)
+        self.pair_ent_fc = nn.Linear(H, R, bias=False)  # pair_rel_fc already carries the bias
+        self.pair_mlp = nn.Sequential(act, fc_block(R, R, activation=act))
+        self.thorn_mlp = MLP(THORN_REL_DIM, R, R, layer_num=2, activation=act)
+        self.clone_out_mlp = MLP(H + 2 * R, H, H, layer_num=2, activation=act)
+        self.player_mlp = MLP(4 * H, H, H, layer_num=2, activation=act)
+
+    def forward(self, inputs: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """inputs[key]: (*lead, *OBS_SHAPES[key]), e.g. lead = (B, A). Returns (*lead, H)."""
+        lead = inputs['scalar'].shape[:-1]  # e.g. (B, A)
+
+        def flat(key: str) -> torch.Tensor:  # (*lead, ...) -> (N, ...), N = prod(lead)
+            x = inputs[key]
+            return x.reshape(-1, *x.shape[len(lead):])
+
+        clone_mask = flat('clone_mask').bool()  # (N, C); float 0/1 masks are accepted too
+        thorn_mask = flat('thorn_mask').bool()  # (N, K)
+
+        s = self.scalar_mlp(flat('scalar'))  # (N, H)
+        food = flat('food')  # (N, FOOD_CHANNELS, FOOD_GRID, FOOD_GRID)
+        f = self.food_mlp(food.flatten(start_dim=1))  # (N, FOOD_CHANNELS * FOOD_GRID**2) -> (N, H)
+
+        clone_in = torch.cat([flat('clone'), flat('food_relation')], dim=-1)  # (N, C, CLONE_DIM + FOOD_REL_DIM)
+        e = self.clone_mlp(clone_in)  # (N, C, H)
+
+        # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each valid i.
+        pair = self.pair_rel_fc(flat('clone_relation'))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
+        pair = pair + self.pair_ent_fc(e).unsqueeze(1)  # e_j: (N, C, R) -> (N, 1, C_j, R), broadcast over i
+        pair = self.pair_mlp(pair)  # (N, C_i, C_j, R)
+        pair_mask = clone_mask.unsqueeze(2) & clone_mask.unsqueeze(1)  # (N, C_i, 1) & (N, 1, C_j) -> (N, C_i, C_j)
+        c = masked_max(pair, pair_mask, dim=2)  # (N, C_i, R)
+
+        # clone-thorn: pair (i, k) pooled over valid thorns k for each valid clone i.
+        thorn = self.thorn_mlp(flat('thorn_relation'))  # (N, C, K, THORN_REL) -> (N, C, K, R)
+        thorn_pair_mask = clone_mask.unsqueeze(2) & thorn_mask.unsqueeze(1)  # (N, C, 1) & (N, 1, K) -> (N, C, K)
+        t = masked_max(thorn, thorn_pair_mask, dim=2)  # (N, C, R)
+
+        h = self.clone_out_mlp(torch.cat([e, c, t], dim=-1))  # (N, C, H + 2R) -> (N, C, H)
+        clones = torch.cat([masked_max(h, clone_mask, dim=1), masked_mean(h, clone_mask, dim=1)], dim=-1)  # (N, 2H)
+
+        player = self.player_mlp(torch.cat([s, f, clones], dim=-1))  # (N, 4H) -> (N, H)
+        return player.reshape(*lead, self.hidden_size)  # (*lead, H)

@@ -1,0 +1,80 @@
+"""Multi-agent actor-critic for GoBigger: one shared encoder, a per-player actor and a centralised per-player critic.
+
+Shapes: B = batch (any leading dims work, e.g. (T, B)), A = players per team, H = hidden size, N = action count.
+
+    obs dict (B, A, ...) -> Encoder -> emb (B, A, H)
+    actor:  emb                                   -> DiscreteHead   -> logit (B, A, N)
+    critic: emb ++ team mean(emb) ++ team max(emb) -> RegressionHead -> value (B, A)
+
+The critic sees the whole team, but the value stays per player so PPO clips each player's own ratio.
+"""
+from typing import Dict, Optional
+
+import math
+import torch
+import torch.nn as nn
+from ding.model.common import DiscreteHead, RegressionHead
+from ding.utils import MODEL_REGISTRY
+
+from ppo_gobigger.envs.actions import ACTION_NUM
+from .encoder import Encoder
+
+
+@MODEL_REGISTRY.register('gobigger_ppo')
+class GoBiggerPPoModel(nn.Module):
+    """``forward(inputs, mode)`` with mode in ``GoBiggerPPoModel.mode``; inputs as in ``Encoder.forward``."""
+    mode = ('compute_actor', 'compute_critic', 'compute_actor_critic')
+
+    def __init__(
+            self,
+            hidden_size: int = 64,  # width of the player embedding and of both heads
+            action_shape: Optional[int] = None,  # number of discrete actions; None -> envs.actions.ACTION_NUM
+            relation_size: Optional[int] = None,  # width of the pairwise relation layers; None -> hidden_size // 2
+    ) -> None:
+        super().__init__()
+        action_shape = ACTION_NUM if action_shape is None else int(action_shape)
+        H = hidden_size
+        self.encoder = Encoder(hidden_size=H, relation_size=relation_size)
+        self.actor_head = DiscreteHead(H, action_shape, layer_num=1)
+        # own embedding ++ team mean ++ team max -> 3H
+        self.critic_head = RegressionHead(3 * H, 1, layer_num=2, hidden_size=H)
+        self._init_weights()
+
+    def _init_weights(self) -> None:
+        """PPO init (cf. CleanRL / ding's ``ppo_param_init``): orthogonal weights with gain sqrt(2) and zero biases,
+        then gain 0.01 on the policy's last layer (near-uniform first policy) and 1.0 on the value's last layer."""
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.orthogonal_(m.weight, gain=math.sqrt(2))
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+        policy_last = self.actor_head.Q[-1][0]  # DiscreteHead.Q = (MLP, fc_block(H, N)); fc_block[0] is the Linear
+        nn.init.orthogonal_(policy_last.weight, gain=0.01)
+        nn.init.orthogonal_(self.critic_head.last.weight, gain=1.0)
+
+    def forward(self, inputs: Dict[str, torch.Tensor], mode: str) -> Dict[str, torch.Tensor]:
+        if mode not in self.mode:
+            raise ValueError(f'unknown forward mode {mode!r}; allowed: {self.mode}')
+        return getattr(self, mode)(inputs)
+
+    def compute_actor(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Returns {'logit': (B, A, N)}."""
+        return self._actor(self.encoder(inputs))
+
+    def compute_critic(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Returns {'value': (B, A)}."""
+        return self._critic(self.encoder(inputs))
+
+    def compute_actor_critic(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Returns {'logit': (B, A, N), 'value': (B, A)} from one encoder pass."""
+        emb = self.encoder(inputs)  # (B, A, H)
+        return {**self._actor(emb), **self._critic(emb)}
+
+    def _actor(self, emb: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {'logit': self.actor_head(emb)['logit']}  # (B, A, H) -> (B, A, N)
+
+    def _critic(self, emb: torch.Tensor) -> Dict[str, torch.Tensor]:
+        team = torch.cat([emb.mean(dim=-2), emb.amax(dim=-2)], dim=-1)  # (B, A, H) -> (B, 2H)
+        team = team.unsqueeze(-2).expand(*emb.shape[:-1], team.shape[-1])  # (B, 2H) -> (B, A, 2H)
+        value = self.critic_head(torch.cat([emb, team], dim=-1))['pred']  # (B, A, 3H) -> (B, A, 1) -> squeezed (B, A)
+        return {'value': value}

@@ -1,0 +1,338 @@
+"""Tests for envs/: features, action table, opponents and the DI-engine env, on real (shortened) GoBigger games."""
+import math
+import random
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+from gobigger.envs import create_env
+
+from ppo_gobigger.envs import (
+    ACTION_NUM, MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES, PRESETS, GameConsts, GoBiggerPPOEnv, check_actions,
+    player_features, to_game_action
+)
+from ppo_gobigger.envs.actions import EJECT, SPLIT
+from ppo_gobigger.envs.features import FOOD_MISSING_DIST
+
+SPLIT_HEAVY = np.full(ACTION_NUM, 0.7 / 16)  # random play that splits often, so clone counts grow
+SPLIT_HEAVY[EJECT], SPLIT_HEAVY[SPLIT] = 0.1, 0.2
+
+
+# st_t4p3 players start at score 1000, below split_score_min (3600): start them bigger so that they split at once
+BIG_START = {'manager_settings': {'player_manager': {'ball_settings': {'score_init': 13000}}}}
+
+
+def make_env(preset='st_t2p2', frame_limit=200, custom_cfg=None, **cfg):
+    custom_cfg = dict(custom_cfg or {}, frame_limit=frame_limit)
+    return GoBiggerPPOEnv(dict(preset=preset, custom_cfg=custom_cfg, **cfg))
+
+
+def random_actions(rng, A):
+    return rng.choice(ACTION_NUM, size=A, p=SPLIT_HEAVY)
+
+
+def play(env, seed, action_seed=0):
+    """Seed, reset and play env to the end with seeded random actions -> (list of observations, last timestep)."""
+    env.seed(seed)
+    obs = [env.reset()]
+    rng = np.random.default_rng(action_seed)
+    A = env.action_space.shape[0]
+    while True:
+        ts = env.step(random_actions(rng, A))
+        obs.append(ts.obs)
+        if ts.done:
+            return obs, ts
+
+
+def assert_padding(obs):
+    """Padded entries are exactly zero and masks say which entries are real (nearest first: a prefix)."""
+    clone, thorn = obs['clone_mask'], obs['thorn_mask']  # (A, C), (A, K)
+    for mask in (clone, thorn):
+        assert not np.any(~mask[..., :-1] & mask[..., 1:]), 'masks must be a prefix'
+    assert np.all(obs['clone'][~clone] == 0)
+    assert np.all(obs['food_relation'][~clone] == 0)
+    assert np.all(obs['clone_relation'][~(clone[:, :, None] & clone[:, None, :])] == 0)
+    assert np.all(obs['thorn_relation'][~(clone[:, :, None] & thorn[:, None, :])] == 0)
+
+
+# ---- the action table ----
+def test_action_table():
+    assert ACTION_NUM == 18
+    for k in range(16):
+        x, y, action_type = to_game_action(k)
+        assert action_type == 0 and math.isclose(math.hypot(x, y), 1.0)
+        assert math.isclose(math.atan2(y, x) % (2 * math.pi), 2 * math.pi * k / 16, abs_tol=1e-9)
+    assert to_game_action(0) == [1.0, 0.0, 0]
+    assert to_game_action(EJECT) == [None, None, 1]
+    assert to_game_action(SPLIT) == [None, None, 2]
+
+
+def test_check_actions_accepts_and_rejects():
+    for good in ([0, 17], np.array([3, 4]), torch.tensor([5, 6]), np.array([1.0, 2.0])):
+        out = check_actions(good, 2)
+        assert out.dtype == np.int64 and out.shape == (2, )
+    assert check_actions(7, 1).tolist() == [7]
+    with pytest.raises(ValueError, match=r'18.*\[0, 18\)'):
+        check_actions([0, 18], 2)
+    with pytest.raises(ValueError, match=r'-1'):
+        check_actions(np.array([-1, 2]), 2)
+    with pytest.raises(ValueError, match=r'shape \(2,\)'):
+        check_actions([1, 2, 3], 2)
+    with pytest.raises(ValueError, match=r'shape \(2,\)'):
+        check_actions(3, 2)
+    with pytest.raises(ValueError, match=r'1\.5'):
+        check_actions([1.5, 2], 2)
+
+
+# ---- config errors ----
+@pytest.mark.parametrize(
+    'cfg, message', [
+        (dict(preset='st_t9p9'), r"st_t9p9.*st_t1p1.*st_t6p4"),
+        (dict(bot_level=4), r'bot_level 4'),
+        (dict(opponent='human'), r"'human'.*'bot', 'random'"),
+        (dict(team_id=2), r'team_id 2'),
+        (dict(custom_cfg={'frame_limt': 10}), r'frame_limt'),
+        (dict(custom_cfg={'manager_settings': {'food_manager': {'num_innit': 1}}}), r'num_innit'),
+    ]
+)
+def test_bad_config_raises(cfg, message):
+    with pytest.raises(ValueError, match=message):
+        GoBiggerPPOEnv(cfg)
+
+
+def test_presets_come_from_gobigger():
+    assert PRESETS == (
+        'st_t1p1', 'st_t1p2', 'st_t2p1', 'st_t2p2', 'st_t3p2', 'st_t4p3', 'st_t5p3', 'st_t5p4', 'st_t6p4'
+    )
+
+
+def test_lazy_init_and_spaces():
+    env = make_env('st_t4p3')
+    assert env._game is None  # DI-engine builds one env in the parent just to read the spaces
+    A = 3
+    assert env.action_space.nvec.tolist() == [ACTION_NUM] * A
+    for k, shape in OBS_SHAPES.items():
+        space = env.observation_space[k]
+        assert space.shape == (A, ) + shape
+        assert space.dtype == (np.bool_ if k in MASK_KEYS else np.float32)
+    assert env.reward_space.shape == (1, )
+
+
+def test_env_cfg_copies():
+    cfg = dict(preset='st_t2p2', collector_env_num=3, evaluator_env_num=2, manager={'shared_memory': True})
+    collect = GoBiggerPPOEnv.create_collector_env_cfg(cfg)
+    evaluate = GoBiggerPPOEnv.create_evaluator_env_cfg(cfg)
+    assert [c.is_evaluator for c in collect] == [False] * 3
+    assert [c.is_evaluator for c in evaluate] == [True] * 2
+    assert 'is_evaluator' not in cfg and cfg['collector_env_num'] == 3  # the input is left alone
+    collect[0].manager.shared_memory = False
+    assert collect[1].manager.shared_memory is True  # copies, not one shared dict
+    GoBiggerPPOEnv(evaluate[0])  # extra keys are ignored
+
+
+# ---- whole games ----
+@pytest.mark.parametrize(
+    'preset, frame_limit, opponent, custom_cfg', [
+        ('st_t2p2', 600, 'bot', None),
+        ('st_t4p3', 400, 'random', BIG_START),
+    ]
+)
+def test_whole_game_matches_observation_space(preset, frame_limit, opponent, custom_cfg):
+    env = make_env(preset, frame_limit, custom_cfg, opponent=opponent)
+    space = env.observation_space
+    obs, last = play(env, seed=1)
+    assert len(obs) == frame_limit // 2 + 1  # reset + one step per 2 frames
+    for o in obs:
+        assert o.keys() == space.spaces.keys()
+        for k, v in o.items():
+            assert v.shape == space[k].shape and v.dtype == space[k].dtype, k
+            assert np.all(np.isfinite(v)), k
+        assert_padding(o)
+    assert max(o['clone_mask'].sum(-1).max() for o in obs) >= 8  # splits happened, clone lists grew
+
+    # episode-end info
+    info = last.info
+    team_num = env._consts.team_num
+    assert last.done is True
+    assert info['final_score'] > 0 and info['opponent_score'] > 0
+    assert info['rank'] in range(1, team_num + 1)
+    assert info['win'] == (info['rank'] == 1)
+    assert info['score_ratio'] == pytest.approx(info['final_score'] / info['opponent_score'])
+    start = env._consts.player_num_per_team * env._consts.score_init
+    assert info['eval_episode_return'] == pytest.approx((info['final_score'] - start) / 1000.0, rel=1e-6)
+    assert info['episode_info']['rank'] == info['rank']
+    with pytest.raises(RuntimeError, match='reset'):
+        env.step([0] * env.action_space.shape[0])
+    env.close()
+
+
+def test_single_team_preset_has_no_opponent():
+    obs, last = play(make_env('st_t1p2', frame_limit=20), seed=0)
+    assert obs[0]['scalar'].shape == (2, 16)
+    assert last.info['rank'] == 1 and last.info['win'] is True
+    assert math.isnan(last.info['opponent_score']) and math.isnan(last.info['score_ratio'])
+
+
+def test_masks_hand_checked_on_a_raw_game():
+    """Feature arrays against the raw GoBigger lists, over a raw game split often enough to fill the caps."""
+    from gobigger.configs import st_t2p2
+    from gobigger.utils import deep_merge_dicts
+    # players start big (4 x 60000 on a 64x64 map) so they split into 16 balls and see each other: caps get hit
+    custom = {'frame_limit': 400, 'manager_settings': {'player_manager': {'ball_settings': {'score_init': 60000}}}}
+    consts = GameConsts.from_game_cfg(deep_merge_dicts(st_t2p2, custom))
+    game = create_env('st_t2p2', custom)
+    game.server._random.seed(5)
+    random.seed(5)
+    rng = np.random.default_rng(5)
+    global_state, states = game.reset()
+    saw_cap = False
+    for _ in range(200):
+        actions = {pid: to_game_action(k) for pid, k in zip(range(4), random_actions(rng, 4))}
+        (global_state, states), _, done, _ = game.step(actions)
+        for pid, state in states.items():
+            f = player_features(global_state, state, pid, pid // 2, pid % 2, consts)
+            clones, thorns = state['overlap']['clone'], state['overlap']['thorns']
+            assert f['clone_mask'].sum() == min(MAX_CLONE, len(clones))
+            assert f['thorn_mask'].sum() == min(MAX_THORN, len(thorns))
+            assert_padding({k: v[None] for k, v in f.items()})
+            # c is the score-weighted centroid of the player's own clones (== the view box centre)
+            own = np.array([c for c in clones if c[8] == pid])
+            centre = own[:, 3] @ own[:, :2] / own[:, 3].sum()
+            x0, y0, x1, y1 = state['rectangle']
+            h = max(x1 - x0, y1 - y0) / 2
+            assert np.allclose(centre, [(x0 + x1) / 2, (y0 + y1) / 2])
+            # the kept clones, by hand: the nearest MAX_CLONE, nearest first (equal distances in either order)
+            d = np.array([math.hypot(c[0] - centre[0], c[1] - centre[1]) for c in clones])
+            rows = np.array([[(c[0] - centre[0]) / h, (c[1] - centre[1]) / h, c[2] / h, math.log(c[3] / 60000),
+                              c[4] / 10, c[5] / 10, c[8] == pid, c[9] == pid // 2 and c[8] != pid, c[9] != pid // 2,
+                              dist / h] for c, dist in zip(clones, d)])  # (N, CLONE_DIM)
+            n = f['clone_mask'].sum()
+            np.testing.assert_allclose(f['clone'][:n, 9], np.sort(d)[:n] / h, rtol=1e-5, atol=1e-6)
+            for row in f['clone'][:n]:
+                assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
+            assert f['scalar'][10] == pytest.approx(len(own) / 16)
+            if len(state['overlap']['food']) < 2:
+                assert np.all(f['food_relation'][f['clone_mask'], 5] == FOOD_MISSING_DIST)
+            saw_cap |= len(clones) > MAX_CLONE
+    assert saw_cap, 'the game never showed more than MAX_CLONE clones: the cap went untested'
+
+
+# ---- seeding ----
+def test_same_seed_same_game_different_seed_different_game():
+    runs = [play(make_env(opponent='bot'), seed=s) for s in (11, 11, 12)]
+    (obs_a, last_a), (obs_b, last_b), (obs_c, _) = runs
+    for a, b in zip(obs_a, obs_b):
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    assert (last_a.info['final_score'], last_a.info['opponent_score']) == \
+        (last_b.info['final_score'], last_b.info['opponent_score'])
+    assert not np.array_equal(obs_a[0]['scalar'], obs_c[0]['scalar'])
+
+
+def test_envs_sharing_a_process_do_not_disturb_each_other():
+    """Bots and GoBigger draw from the global `random`; each env keeps its own state of it."""
+    alone, _ = play(make_env(opponent='bot', frame_limit=100), seed=9)
+    a, b = make_env(opponent='bot', frame_limit=100), make_env(opponent='bot', frame_limit=100)
+    a.seed(9)
+    b.seed(9)
+    random.seed(123)
+    caller_state = random.getstate()
+    interleaved = [(a.reset(), b.reset())]
+    rng = np.random.default_rng(0)  # the same action stream as play(..., action_seed=0)
+    for _ in range(50):
+        action = random_actions(rng, 2)
+        interleaved.append((a.step(action).obs, b.step(action).obs))
+    assert random.getstate() == caller_state  # the caller's stream is untouched
+    for want, (got_a, got_b) in zip(alone, interleaved):
+        for k in want:
+            np.testing.assert_array_equal(got_a[k], want[k])
+            np.testing.assert_array_equal(got_b[k], want[k])
+
+
+def test_evaluator_and_collector_play_different_games():
+    cfg = dict(preset='st_t2p2', custom_cfg={'frame_limit': 200}, collector_env_num=1, evaluator_env_num=1)
+    collector = GoBiggerPPOEnv(GoBiggerPPOEnv.create_collector_env_cfg(cfg)[0])
+    evaluator = GoBiggerPPOEnv(GoBiggerPPOEnv.create_evaluator_env_cfg(cfg)[0])
+    for env in (collector, evaluator):
+        env.seed(3)
+        env.reset()
+    assert collector.game_seed == 2 * 3_000_000 and evaluator.game_seed == 2 * 3_000_000 + 1
+    assert not np.array_equal(collector.reset()['scalar'], evaluator.reset()['scalar'])
+
+
+def test_dynamic_seed_moves_on_static_seed_repeats():
+    env = make_env()
+    env.seed(4, dynamic_seed=True)
+    first, second = env.reset(), env.reset()
+    assert not np.array_equal(first['scalar'], second['scalar'])
+    env.seed(4, dynamic_seed=False)
+    again, again2 = env.reset(), env.reset()
+    np.testing.assert_array_equal(again['scalar'], first['scalar'])
+    np.testing.assert_array_equal(again2['scalar'], first['scalar'])
+
+
+# ---- failures ----
+def test_game_exception_gives_abnormal_timestep_then_reset_works(monkeypatch):
+    env = make_env()
+    env.seed(0)
+    env.reset()
+
+    def broken_step(*args, **kwargs):
+        raise RuntimeError('boom inside the game')
+
+    monkeypatch.setattr(env._game.server, 'step', broken_step)
+    ts = env.step([0, 1])
+    assert ts.info['abnormal'] is True and 'boom inside the game' in ts.info['error']
+    assert ts.done is False and ts.reward.dtype == np.float32 and ts.reward.tolist() == [0.0]
+    for k, space in env.observation_space.spaces.items():
+        assert ts.obs[k].shape == space.shape and ts.obs[k].dtype == space.dtype and not ts.obs[k].any()
+    obs = env.reset()
+    assert obs['clone_mask'].any()
+    assert env.step([0, 1]).info == {}
+
+
+def test_bad_action_is_a_value_error_not_abnormal():
+    env = make_env()
+    env.reset()
+    with pytest.raises(ValueError, match='19'):
+        env.step([0, 19])
+    assert env.step([0, 1]).info == {}  # the env is still fine
+
+
+# ---- DI-engine env manager ----
+def test_sync_subprocess_manager_with_shared_memory_matches_in_process():
+    from ding.envs import SyncSubprocessEnvManager
+    cfg = dict(preset='st_t2p2', custom_cfg={'frame_limit': 200}, opponent='bot')
+    manager_cfg = SyncSubprocessEnvManager.default_config()
+    manager_cfg.shared_memory = True
+    manager = SyncSubprocessEnvManager([partial(GoBiggerPPOEnv, cfg)] * 2, manager_cfg)
+    manager.seed(20)  # env i gets seed 20 + i
+    manager.launch()
+    actions = [np.array([k % ACTION_NUM, (3 * k) % ACTION_NUM]) for k in range(6)]
+    try:
+        seen = {i: [manager.ready_obs[i]] for i in range(2)}
+        for action in actions:
+            timesteps = manager.step({i: action for i in range(2)})
+            for i, ts in timesteps.items():
+                seen[i].append(ts.obs)
+    finally:
+        manager.close()
+    space = GoBiggerPPOEnv(cfg).observation_space
+    for i in range(2):
+        env = GoBiggerPPOEnv(cfg)
+        env.seed(20 + i)
+        expected = [env.reset()] + [env.step(a).obs for a in actions]
+        for got, want in zip(seen[i], expected):
+            for k in space.spaces:
+                assert got[k].shape == space[k].shape and got[k].dtype == space[k].dtype, k
+                np.testing.assert_array_equal(got[k], want[k])
+    assert not np.array_equal(seen[0][-1]['clone'], seen[1][-1]['clone'])
+
+
+# ---- replays ----
+def test_enable_save_replay_writes_a_video(tmp_path):
+    env = make_env(frame_limit=20, opponent='random')
+    env.enable_save_replay(str(tmp_path))
+    play(env, seed=0)
+    assert (tmp_path / f'st_t2p2_seed{env.game_seed}-all.mp4').stat().st_size > 0

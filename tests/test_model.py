@@ -1,0 +1,148 @@
+"""Tests for the shared encoder and the multi-agent actor-critic (ppo_gobigger.model)."""
+import pytest
+import torch
+from ding.utils import MODEL_REGISTRY
+
+from ppo_gobigger.envs.actions import ACTION_NUM
+from ppo_gobigger.envs.features import MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
+from ppo_gobigger.model import GoBiggerPPoModel
+
+MODES = ('compute_actor', 'compute_critic', 'compute_actor_critic')
+
+
+def padding_masks(inputs):
+    """key -> bool tensor, True where that key's entry is padding (an invalid clone, or an invalid thorn)."""
+    clone, thorn = inputs['clone_mask'].bool(), inputs['thorn_mask'].bool()  # (B, A, C), (B, A, K)
+    return {
+        'clone': ~clone,  # (B, A, C)
+        'food_relation': ~clone,  # (B, A, C)
+        'clone_relation': ~(clone.unsqueeze(-1) & clone.unsqueeze(-2)),  # (B, A, C, C)
+        'thorn_relation': ~(clone.unsqueeze(-1) & thorn.unsqueeze(-2)),  # (B, A, C, K)
+    }
+
+
+def make_inputs(B, A, seed=0, all_masked=False):
+    """A random valid observation: each player sees 1..C-1 clones and 1..K-1 thorns (nearest first), padding zero."""
+    g = torch.Generator().manual_seed(seed)
+    inputs = {
+        k: torch.randn(B, A, *shape, generator=g)
+        for k, shape in OBS_SHAPES.items() if k not in MASK_KEYS
+    }
+    n_clone = torch.randint(1, MAX_CLONE, (B, A, 1), generator=g)
+    n_thorn = torch.randint(1, MAX_THORN, (B, A, 1), generator=g)
+    inputs['clone_mask'] = torch.arange(MAX_CLONE) < n_clone  # (B, A, C)
+    inputs['thorn_mask'] = torch.arange(MAX_THORN) < n_thorn  # (B, A, K)
+    if all_masked:
+        inputs['clone_mask'][:] = False
+        inputs['thorn_mask'][:] = False
+    for k, pad in padding_masks(inputs).items():
+        inputs[k][pad] = 0.
+    return inputs
+
+
+def fill_padding_with_garbage(inputs, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    out = {k: v.clone() for k, v in inputs.items()}
+    for k, pad in padding_masks(inputs).items():
+        out[k][pad] = 100. * torch.randn(out[k][pad].shape, generator=g)
+    return out
+
+
+@pytest.fixture
+def model():
+    torch.manual_seed(0)
+    return GoBiggerPPoModel()
+
+
+def assert_outputs_close(a, b, atol=1e-6):
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=atol), k
+
+
+@pytest.mark.parametrize('A', [2, 3])
+def test_output_shapes(model, A):
+    B = 3
+    x = make_inputs(B, A)
+    assert model(x, 'compute_actor')['logit'].shape == (B, A, ACTION_NUM)
+    assert model(x, 'compute_critic')['value'].shape == (B, A)
+    out = model(x, 'compute_actor_critic')
+    assert out['logit'].shape == (B, A, ACTION_NUM) and out['value'].shape == (B, A)
+
+
+def test_extra_leading_dims(model):
+    T, B, A = 2, 3, 2
+    x = {k: v.unsqueeze(0).expand(T, *v.shape) for k, v in make_inputs(B, A).items()}
+    out = model(x, 'compute_actor_critic')
+    assert out['logit'].shape == (T, B, A, ACTION_NUM) and out['value'].shape == (T, B, A)
+
+
+def test_actor_critic_matches_separate_modes(model):
+    x = make_inputs(3, 2)
+    both = model(x, 'compute_actor_critic')
+    assert torch.allclose(both['logit'], model(x, 'compute_actor')['logit'])
+    assert torch.allclose(both['value'], model(x, 'compute_critic')['value'])
+
+
+def test_padding_cannot_change_output(model):
+    x = make_inputs(4, 2)
+    assert not all(m.all() for m in (x['clone_mask'], x['thorn_mask']))  # there is padding to fill
+    ref = model(x, 'compute_actor_critic')
+    assert_outputs_close(ref, model(fill_padding_with_garbage(x), 'compute_actor_critic'))
+
+
+def test_float_masks_match_bool_masks(model):
+    x = make_inputs(3, 2)
+    x_float = {k: (v.float() if k in MASK_KEYS else v) for k, v in x.items()}
+    assert_outputs_close(model(x, 'compute_actor_critic'), model(x_float, 'compute_actor_critic'))
+
+
+@pytest.mark.parametrize('key', ['clone', 'food_relation', 'clone_relation', 'thorn_relation', 'scalar', 'food'])
+def test_valid_entries_do_change_output(model, key):
+    """The counterpart of the padding test: the same kind of edit on valid entries must show."""
+    x = make_inputs(4, 2)
+    ref = model(x, 'compute_actor_critic')
+    y = {k: v.clone() for k, v in x.items()}
+    valid = ~padding_masks(x)[key] if key in padding_masks(x) else ...  # scalar and food have no padding
+    y[key][valid] += torch.randn(y[key][valid].shape)
+    out = model(y, 'compute_actor_critic')
+    assert not torch.allclose(ref['logit'], out['logit'], atol=1e-6)
+    assert not torch.allclose(ref['value'], out['value'], atol=1e-6)
+
+
+def test_all_masked_is_finite(model):
+    x = fill_padding_with_garbage(make_inputs(3, 2, all_masked=True))
+    out = model(x, 'compute_actor_critic')
+    assert all(torch.isfinite(v).all() for v in out.values())
+    (out['logit'].sum() + out['value'].sum()).backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_unknown_mode_raises(model):
+    with pytest.raises(ValueError, match='compute_q'):
+        model(make_inputs(1, 2), 'compute_q')
+
+
+def test_gradients_reach_every_parameter(model):
+    out = model(make_inputs(8, 2), 'compute_actor_critic')
+    (out['logit'].pow(2).sum() + out['value'].pow(2).sum()).backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_critic_is_centralised_actor_is_not(model):
+    x = make_inputs(3, 2, seed=0)
+    other = make_inputs(3, 2, seed=5)
+    y = {k: v.clone() for k, v in x.items()}
+    for k in y:
+        y[k][:, 1] = other[k][:, 1]  # replace player 1's whole view
+    assert not torch.allclose(model(x, 'compute_critic')['value'][:, 0], model(y, 'compute_critic')['value'][:, 0])
+    assert torch.allclose(model(x, 'compute_actor')['logit'][:, 0], model(y, 'compute_actor')['logit'][:, 0], atol=1e-6)
+
+
+def test_registered_and_initialised():
+    assert MODEL_REGISTRY.get('gobigger_ppo') is GoBiggerPPoModel
+    torch.manual_seed(0)
+    model = GoBiggerPPoModel()
+    logit = model(make_inputs(8, 2), 'compute_actor')['logit']
+    assert logit.abs().max() < 0.1  # gain 0.01 on the policy's last layer: a near-uniform first policy
