@@ -4,10 +4,10 @@ DI-engine's SampleSerialCollector discards unfinished trajectories at the end of
 policies. This collector keeps every step: a game that is still running when a rollout ends is cut there and
 bootstrapped with the critic's value of its next observation, and the next rollout continues the same game.
 
-It works over any DI-engine env manager. With base and subprocess managers every env steps in lock-step, so each
-env contributes exactly n_sample / E steps. With async_subprocess the manager returns whichever envs are ready;
-env segments then differ in length (padded, with a ``valid`` mask), and steps still in flight when a rollout is
-complete open the next one.
+It works over any DI-engine env manager. With base and subprocess managers a rollout holds exactly n_sample steps;
+segments differ in length when an env was resetting while the others stepped (they are padded to the longest,
+with a ``valid`` mask). With async_subprocess the manager returns whichever envs are ready, a rollout may hold a
+step more than n_sample, and steps still in flight when a rollout is complete open the next one.
 """
 import logging
 import time
@@ -25,7 +25,7 @@ class RolloutCollector:
         Arguments:
             env_manager: a launched DI-engine env manager.
             policy: the policy's collect_mode.
-            n_sample: env steps per call over all envs; a multiple of the env count.
+            n_sample: env steps per call over all envs.
         """
         env_num = env_manager.env_num
         if n_sample % env_num != 0:
@@ -47,8 +47,15 @@ class RolloutCollector:
         collected = 0
         start = time.time()
         while collected < self._n_sample:
-            ready = {i: o for i, o in self._env.ready_obs.items() if i not in self._in_flight}
-            output = self._policy.forward(ready) if ready else {}
+            ready = [(i, o) for i, o in self._env.ready_obs.items() if i not in self._in_flight]
+            budget = self._n_sample - collected - len(self._in_flight)
+            # never step more envs than the rollout still needs; an async manager returns the steps in flight only
+            # from a step() that carries at least one action, so it may overshoot by that one
+            ready = dict(ready[:max(budget, 1 if self._in_flight else 0)])
+            if not ready:
+                time.sleep(0.001)  # the envs are resetting, or (async) all in flight
+                continue
+            output = self._policy.forward(ready)
             for i, out in output.items():
                 # the value of this observation bootstraps the previous step of the same trajectory
                 if rows[i] and not rows[i][-1]['cut']:

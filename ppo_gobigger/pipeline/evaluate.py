@@ -5,7 +5,8 @@ from typing import Dict, List, Optional
 from ..config import compile_config
 from .checkpoint import check_model_state, load_checkpoint
 from .evaluator import Evaluator
-from .serial import build_env_managers, build_policy, set_global_seed
+from .env_manager import build_env_managers, close_env_manager
+from .serial import build_policy, set_global_seed
 
 
 def evaluate(
@@ -38,4 +39,4 @@ def evaluate(
         evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed)
         return evaluator.eval(payload['train_iter'], payload['envstep'])
     finally:
-        evaluator_env.close()
+        close_env_manager(evaluator_env)

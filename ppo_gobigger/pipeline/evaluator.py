@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from tabulate import tabulate
 
+from .env_manager import wait_until_idle
+
 # The report's fields, in order. DI-engine's evaluator fields first, then the game's outcome.
 REPORT_FIELDS = (
     'train_iter', 'ckpt_name', 'episode_count', 'envstep_count', 'avg_envstep_per_episode', 'evaluate_time',
@@ -68,6 +70,7 @@ class Evaluator:
                     played[i] += 1
                     episodes.append(timestep.info)
         duration = time.time() - start
+        wait_until_idle(self._env)  # the last games' resets run in the background: let them end
         return self._report(episodes, envstep, duration, train_iter, collector_envstep)
 
     def _report(self, episodes, envstep, duration, train_iter, collector_envstep) -> Dict[str, Any]:

@@ -14,6 +14,7 @@ from easydict import EasyDict
 from ..config import compile_config
 from .collector import RolloutCollector
 from .evaluator import Evaluator, format_report
+from .env_manager import build_env_managers, close_env_manager
 from .learner import Learner
 
 logger = logging.getLogger('ppo_gobigger')
@@ -23,32 +24,6 @@ def set_global_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True):
-    """DI-engine env managers for the collector and the evaluator, from env.manager (type + manager keys)."""
-    from ding.envs.env_manager import create_env_manager
-    from ding.utils import ENV_REGISTRY, import_module
-
-    import_module(create_cfg.env.import_names)
-    env_cls = ENV_REGISTRY.get(create_cfg.env.type)
-    env_cfg = copy.deepcopy(cfg.env)
-    manager_cfg = EasyDict(copy.deepcopy(env_cfg.pop('manager')))
-
-    def make(cfgs, manager):
-        return create_env_manager(manager, [lambda c=c: env_cls(c) for c in cfgs])
-
-    collector_env = make(env_cls.create_collector_env_cfg(env_cfg), manager_cfg) if collect else None
-    evaluator_env = None
-    if evaluate:
-        # The evaluator restarts every game at each evaluation; the lock-step subprocess manager does that cleanly.
-        eval_manager = copy.deepcopy(manager_cfg)
-        if eval_manager.type == 'async_subprocess':
-            eval_manager.type = 'subprocess'
-            eval_manager.pop('wait_num', None)
-            eval_manager.pop('step_wait_timeout', None)
-        evaluator_env = make(env_cls.create_evaluator_env_cfg(env_cfg), eval_manager)
-    return collector_env, evaluator_env
 
 
 def build_policy(cfg: EasyDict, create_cfg: EasyDict, enable_field=None):
@@ -141,6 +116,6 @@ def train(
             learner.save_if_best(report['reward_mean'], collector.envstep)
             logger.info(f'final evaluation at envstep {collector.envstep}\n{format_report(report)}')
     finally:
-        collector_env.close()
-        evaluator_env.close()
+        close_env_manager(collector_env)
+        close_env_manager(evaluator_env)
     return policy, report

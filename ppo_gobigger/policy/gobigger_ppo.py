@@ -169,7 +169,7 @@ class GoBiggerPPOPolicy(Policy):
                     ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('total_loss', loss),
                     ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm)
                 ):
-                    stats.setdefault(name, []).append(float(x))
+                    stats.setdefault(name, []).append(float(x.detach()))
         result = {k: float(np.mean(v)) for k, v in stats.items()}
         result.update(
             explained_variance=ev,

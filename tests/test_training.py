@@ -1,0 +1,130 @@
+"""End to end on small settings: real games, real DI-engine managers, real PPO updates, checkpoints and reports."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.pipeline.checkpoint import CheckpointError, load_checkpoint
+from ppo_gobigger.pipeline.evaluator import REPORT_FIELDS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = [
+    'env.custom_cfg.frame_limit=120',  # 60 env steps per game
+    'env.collector_env_num=2',
+    'env.evaluator_env_num=2',
+    'env.n_evaluator_episode=2',
+    'policy.model.hidden_size=32',
+    'policy.collect.n_sample=256',
+    'policy.learn.batch_size=128',
+    'policy.learn.epoch_per_collect=2',
+    'policy.eval.evaluator.eval_freq=512',
+    'max_env_step=1024',
+]
+
+
+def small_config(exp_dir, *extra):
+    main_config, create_config = load_config_file(os.path.join(ROOT, 'config', 'gobigger_ppo_config.py'))
+    main_config = apply_overrides(main_config, SMALL + [f'exp_name={str(exp_dir)!r}', *extra])
+    return main_config, create_config
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    from ppo_gobigger import train
+    exp_dir = tmp_path_factory.mktemp('exp')
+    main_config, create_config = small_config(exp_dir)
+    policy, report = train(main_config, create_config, seed=0)
+    return exp_dir, report
+
+
+def test_training_writes_checkpoints_and_reports(trained):
+    exp_dir, report = trained
+    reports = read_jsonl(exp_dir / 'evaluator.jsonl')
+    assert len(reports) == 3  # before training, at 512 and at 1024 env steps
+    for r in reports:
+        assert tuple(r) == REPORT_FIELDS
+        assert r['episode_count'] == 2 and r['envstep_count'] == 2 * 60
+        assert 0.0 <= r['win_rate'] <= 1.0 and 1.0 <= r['rank_mean'] <= 2.0
+    assert [r['collector_envstep'] for r in reports] == [0, 512, 1024]
+    assert reports[-1] == report
+    learner_log = read_jsonl(exp_dir / 'learner.jsonl')
+    # every collected env step reached the learner: 4 rollouts of exactly n_sample steps
+    assert [r['envstep'] for r in learner_log] == [256, 512, 768, 1024]
+    # 2 epochs x 256 / 128 minibatches per iteration
+    assert learner_log[-1]['train_iter'] == 4 * 2 * 2
+    for key in ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac', 'explained_variance', 'cur_lr',
+                'grad_norm'):
+        assert all(key in r for r in learner_log)
+    ckpt = load_checkpoint(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'))
+    assert ckpt['train_iter'] == 16 and ckpt['envstep'] == 1024
+    assert {'model', 'optimizer', 'value_norm', 'config'} <= set(ckpt)
+    assert ckpt['value_norm']['count'] > 0  # the statistics were updated and saved
+    assert (exp_dir / 'ckpt' / 'ckpt_best.pth.tar').exists()
+    assert not [f for f in os.listdir(exp_dir / 'ckpt') if f.startswith('.tmp')]
+
+
+def test_eval_of_the_checkpoint(trained):
+    from ppo_gobigger import evaluate
+    exp_dir, _ = trained
+    report = evaluate(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), episodes=2)
+    assert report['episode_count'] == 2 and report['train_iter'] == 16
+    # the same held-out games and greedy actions: the same outcome as the training run's last evaluation
+    last = read_jsonl(exp_dir / 'evaluator.jsonl')[-1]
+    assert report['reward_mean'] == pytest.approx(last['reward_mean'])
+
+
+def test_resume_continues_the_counters(trained, tmp_path):
+    from ppo_gobigger import train
+    exp_dir, _ = trained
+    main_config, create_config = small_config(tmp_path, 'max_env_step=1536')
+    train(main_config, create_config, seed=0, resume=str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'))
+    learner_log = read_jsonl(tmp_path / 'learner.jsonl')
+    assert [r['envstep'] for r in learner_log] == [1280, 1536]
+    assert learner_log[-1]['train_iter'] == 16 + 2 * 2 * 2
+    first = read_jsonl(tmp_path / 'evaluator.jsonl')[0]
+    assert first['collector_envstep'] == 1024 and first['train_iter'] == 16
+
+
+def _run_entry(*args):
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_eval_entry_prints_the_report_and_rejects_bad_checkpoints(trained, tmp_path):
+    exp_dir, _ = trained
+    good = exp_dir / 'ckpt' / 'ckpt_best.pth.tar'
+    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '2')
+    assert out.returncode == 0, out.stderr
+    assert 'win_rate' in out.stdout and 'score_ratio_mean' in out.stdout
+
+    missing = _run_entry('entry/eval_gobigger.py', '--ckpt', str(tmp_path / 'nope.pth.tar'))
+    assert missing.returncode != 0 and 'not found' in missing.stderr
+
+    truncated = tmp_path / 'truncated.pth.tar'
+    truncated.write_bytes(good.read_bytes()[:5000])
+    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(truncated))
+    assert out.returncode != 0 and 'truncated' in out.stderr
+
+    foreign = tmp_path / 'foreign.pth.tar'
+    torch.save({'state_dict': {}}, foreign)
+    with pytest.raises(CheckpointError, match='not a ppo_gobigger checkpoint'):
+        load_checkpoint(str(foreign))
+
+    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '1', '--set',
+                     'policy.model.hidden_size=48')
+    assert out.returncode != 0 and 'mismatched shapes' in out.stderr
+
+
+def test_train_entry_rejects_a_bad_key_before_starting(tmp_path):
+    out = _run_entry('entry/train_gobigger.py', '--exp-name', str(tmp_path / 'x'), '--set', 'policy.learn.lr=0.1')
+    assert out.returncode != 0
+    assert "unknown config key 'policy.learn.lr'" in out.stderr and 'learning_rate' in out.stderr
+    assert not (tmp_path / 'x').exists()
