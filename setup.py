@@ -14,7 +14,8 @@ setup(
         'DI-engine>=0.5.3',
         'easydict',
         'numpy',
-        'gym',
+        'gym',  # DI-engine's BaseEnv is a gym.Env; spaces are gym spaces
+        'tabulate',  # the evaluator's table
     ],
     extras_require={
         'test': ['pytest'],

@@ -7,7 +7,7 @@ from easydict import EasyDict
 main_config = EasyDict(dict(
     exp_name='exp/gobigger_ppo_st_t2p2',
     seed=0,
-    max_env_step=300_000,
+    max_env_step=143_360,
     env=dict(
         preset='st_t2p2',
         opponent='bot',
@@ -22,11 +22,11 @@ main_config = EasyDict(dict(
         learn=dict(
             epoch_per_collect=4,
             batch_size=512,
-            learning_rate=3e-4,
+            learning_rate=5e-4,
             entropy_weight=0.01,
         ),
         collect=dict(n_sample=4096),
-        eval=dict(evaluator=dict(eval_freq=50_000)),
+        eval=dict(evaluator=dict(eval_freq=35_840)),
     ),
 ))
 
