@@ -77,4 +77,5 @@ def test_a_game_cut_by_the_rollout_continues_in_the_next():
     # the first rollout's last step was bootstrapped with the critic's value of the state the next rollout starts in
     torch.testing.assert_close(first['next_value'][-1], second['value'][0])
     done_steps = [int(t) for t in np.nonzero(second['done'][:, 0].numpy())[0]]
-    assert done_steps == [GAME_STEPS - 12 - 1]  # that game ends 8 steps into the second rollout
+    # that game ends 8 steps into the second rollout, and the next one GAME_STEPS later
+    assert done_steps == [GAME_STEPS - 12 - 1, 2 * GAME_STEPS - 12 - 1]
