@@ -42,6 +42,7 @@ class GoBiggerPPOEnv(BaseEnv):
         step_mul=2,  # game frames per env step (20 frames = 1 s of game time)
         reward_scale=1000.0,  # reward = our team's score change this step / reward_scale
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
+        first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
         collector_env_num=4,  # envs that collect training games
         evaluator_env_num=2,  # envs that play the evaluation games
@@ -121,13 +122,14 @@ class GoBiggerPPOEnv(BaseEnv):
 
     # ---- BaseEnv ----
     def seed(self, seed: int, dynamic_seed: bool = True) -> None:
-        """Episode k after this call plays game seed 2 * (seed * SEED_STRIDE + k) + is_evaluator (k = 0 if not
-        dynamic_seed): reproducible, and training and evaluation games never share a seed."""
+        """Episode k after this call (counted from cfg.first_episode) plays game seed
+        2 * (seed * SEED_STRIDE + k) + is_evaluator (k = 0 if not dynamic_seed): reproducible, and training and
+        evaluation games never share a seed."""
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f'seed must be a non-negative int; got {seed!r}')
         self._seed = int(seed)
         self._dynamic_seed = bool(dynamic_seed)
-        self._episode = 0
+        self._episode = int(self._cfg.first_episode)
 
     def reset(self) -> Dict[str, np.ndarray]:
         if self._game is None:

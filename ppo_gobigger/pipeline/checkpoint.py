@@ -5,9 +5,11 @@ A checkpoint holds the policy's learn state (model, optimizer, value-norm statis
 """
 import json
 import os
+import random
 import tempfile
 from typing import Any, Dict
 
+import numpy as np
 import torch
 
 CKPT_FORMAT = 'ppo_gobigger/1'  # bumped when the layout below changes
@@ -17,8 +19,34 @@ class CheckpointError(RuntimeError):
     """A checkpoint that is missing, truncated, foreign or does not fit the model."""
 
 
+def rng_state() -> Dict[str, Any]:
+    """The random generators a run draws from (python, numpy, torch, CUDA), as plain data."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    state = {
+        'python': random.getstate(),
+        'numpy': {'keys': torch.from_numpy(keys.astype(np.int64)), 'pos': pos, 'has_gauss': has_gauss, 'gauss': gauss},
+        'torch': torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state['cuda'] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: Dict[str, Any]) -> None:
+    version, internal, gauss = state['python']
+    random.setstate((version, tuple(internal), gauss))
+    n = state['numpy']
+    np.random.set_state(('MT19937', n['keys'].numpy().astype(np.uint32), n['pos'], n['has_gauss'], n['gauss']))
+    torch.set_rng_state(state['torch'])
+    if 'cuda' in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state['cuda'])
+
+
 def save_checkpoint(path: str, state: Dict[str, Any], train_iter: int, envstep: int, config: Dict) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``: never a half file."""
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``: never a half file.
+
+    ``state`` holds the policy's learn state and anything else to restore (plain data and tensors only).
+    """
     payload = {
         'format': CKPT_FORMAT,
         'train_iter': int(train_iter),

@@ -1,9 +1,127 @@
-"""DI-engine env managers for the collector and the evaluator, and a safe way to stop using them."""
+"""DI-engine env managers for the collector and the evaluator, made to survive a lost env process.
+
+DI-engine's SyncSubprocessEnvManager closes the whole manager and re-raises when one env process dies (EOFError),
+hangs, or raises in step. ``ResilientSubprocessEnvManager`` handles that once, at the manager: the failed env's
+process is killed and started again, and its step comes back as DI-engine's abnormal timestep, which the
+collector and the evaluator already treat as a lost step followed by a reset of that env.
+"""
 import copy
 import logging
+import os
+import signal
 import time
+from typing import Any, Dict
 
+from ding.envs import BaseEnvTimestep
+from ding.envs.env_manager import SyncSubprocessEnvManager
+from ding.envs.env_manager.base_env_manager import EnvState
+from ding.utils import PropagatingThread
 from easydict import EasyDict
+
+logger = logging.getLogger('ppo_gobigger')
+MAX_FAILURES_IN_A_ROW = 3  # failed steps of one env with no good step between them before training stops
+
+
+class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
+    """``subprocess`` manager whose envs may die, hang past ``step_timeout`` or raise: the others go on."""
+
+    def __init__(self, env_fn, cfg) -> None:
+        super().__init__(env_fn, cfg)
+        self.env_restarts = 0  # env processes started again after a fault
+        self._failures_in_a_row: Dict[int, int] = {}  # per env; a persistent fault is an error, not a loop
+        self._seed_of: Dict[int, Any] = {}
+
+    def seed(self, seed, dynamic_seed=None) -> None:
+        super().seed(seed, dynamic_seed)
+        self._seed_of = dict(enumerate(self._env_seed)) if isinstance(self._env_seed, list) else dict(self._env_seed)
+
+    def _create_env_subprocess(self, env_id: int) -> None:
+        # Env processes ignore SIGINT: Ctrl+C reaches the whole process group, and the trainer, not its envs,
+        # decides how to stop (it checkpoints, then closes them).
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super()._create_env_subprocess(env_id)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _restart(self, env_id: int, reason: str) -> None:
+        failures = self._failures_in_a_row.get(env_id, 0) + 1
+        self._failures_in_a_row[env_id] = failures
+        if failures > MAX_FAILURES_IN_A_ROW:
+            self.close()
+            raise RuntimeError(f'env {env_id} failed {failures} times in a row; the last error: {reason}')
+        logger.warning(f'env {env_id} failed ({reason}); starting its process again')
+        process = self._subprocesses[env_id]
+        if process.is_alive():
+            process.kill()
+        process.join(timeout=5)
+        self._pipe_parents[env_id].close()
+        self._create_env_subprocess(env_id)
+        self._env_states[env_id] = EnvState.ERROR  # the caller resets it, as for any abnormal step
+        if self._seed_of.get(env_id) is not None:
+            self._env_seed[env_id] = self._seed_of[env_id]  # the new process is seeded again at that reset
+        self.env_restarts += 1
+
+    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        self._check_closed()
+        timeout = self._cfg.step_timeout
+        for env_id, act in actions.items():
+            self._pipe_parents[env_id].send(['step', [act], None])
+        timesteps = {}
+        for env_id in actions:
+            pipe = self._pipe_parents[env_id]
+            try:
+                if timeout is not None and not pipe.poll(timeout):
+                    raise TimeoutError(f'no answer within step_timeout={timeout}s')
+                timestep = pipe.recv()
+                if isinstance(timestep, BaseException):
+                    raise timestep
+            except Exception as e:  # EOFError (process died), TimeoutError, an error raised in the env's step
+                self._restart(env_id, f'{type(e).__name__}: {e}'.strip())
+                timesteps[env_id] = BaseEnvTimestep(None, None, None, {'abnormal': True, 'error': repr(e)})
+                continue
+            self._failures_in_a_row[env_id] = 0
+            if self._shared_memory:
+                timestep = timestep._replace(obs=self._obs_buffers[env_id].get())
+            timesteps[env_id] = timestep
+            if timestep.info.get('abnormal', False):  # the env caught its own error
+                self._env_states[env_id] = EnvState.ERROR
+            elif timestep.done:
+                self._env_episode_count[env_id] += 1
+                self._env_states[env_id] = EnvState.RESET
+                thread = PropagatingThread(target=self._reset, args=(env_id, ), name='regular_reset', daemon=True)
+                thread.start()
+            else:
+                self._ready_obs[env_id] = timestep.obs
+        return timesteps
+
+    def close(self) -> None:
+        """Like DI-engine's, but a dead env's pipe does not stop it, and every process is joined (no orphans)."""
+        if self._closed:
+            return
+        self._closed = True
+        for pipe in self._pipe_parents.values():
+            try:
+                pipe.send(['close', None, None])
+            except OSError:
+                pass
+        for pipe in self._pipe_parents.values():
+            try:
+                if pipe.poll(5):
+                    pipe.recv()
+            except (OSError, EOFError):
+                pass
+        for env_id in range(self._env_num):
+            self._env_states[env_id] = EnvState.VOID
+        for process in self._subprocesses.values():
+            process.terminate()
+        for process in self._subprocesses.values():
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for pipe in self._pipe_parents.values():
+            pipe.close()
 
 
 def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True):
@@ -17,7 +135,12 @@ def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True
     manager_cfg = EasyDict(copy.deepcopy(env_cfg.pop('manager')))
 
     def make(cfgs, manager):
-        return create_env_manager(manager, [lambda c=c: env_cls(c) for c in cfgs])
+        env_fns = [lambda c=c: env_cls(c) for c in cfgs]
+        if manager.type == 'subprocess':
+            manager = copy.deepcopy(manager)
+            manager.pop('type')
+            return ResilientSubprocessEnvManager(env_fns, manager)
+        return create_env_manager(manager, env_fns)
 
     collector_env = make(env_cls.create_collector_env_cfg(env_cfg), manager_cfg) if collect else None
     evaluator_env = None

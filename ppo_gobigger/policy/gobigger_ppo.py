@@ -5,6 +5,7 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
+import logging
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -15,6 +16,10 @@ from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
 from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
+
+
+class NonFiniteLossError(RuntimeError):
+    """Too many PPO updates in a row had a NaN or inf loss or gradient."""
 
 
 def stack_obs(observations: Sequence[Dict[str, np.ndarray]], device: str = 'cpu') -> Dict[str, torch.Tensor]:
@@ -62,6 +67,8 @@ class GoBiggerPPOPolicy(Policy):
             value_norm=True,
             # (float) Clip of the global gradient norm.
             grad_clip=0.5,
+            # (int) Updates in a row with a NaN/inf loss or gradient (each one skipped) before training stops.
+            max_nonfinite_updates=10,
             # (float) Discount factor.
             discount_factor=0.99,
             # (float) GAE lambda.
@@ -90,6 +97,24 @@ class GoBiggerPPOPolicy(Policy):
         self._learn_model = self._model
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self._value_norm = ValueNorm().to(self._device)
+        self._nonfinite_streak = 0  # NaN/inf updates in a row
+        self._skipped_updates = 0  # NaN/inf updates in all
+
+    def _skip_nonfinite_update(self, loss: torch.Tensor, grad_norm: torch.Tensor) -> None:
+        """Drop this update's gradient; stop training after max_nonfinite_updates in a row."""
+        self._optimizer.zero_grad()
+        self._nonfinite_streak += 1
+        self._skipped_updates += 1
+        limit = self._cfg.learn.max_nonfinite_updates
+        logging.warning(
+            f'skipped an update with a non-finite loss ({float(loss):.4g}) or gradient norm ({float(grad_norm):.4g}); '
+            f'{self._nonfinite_streak} in a row (training stops at {limit})'
+        )
+        if self._nonfinite_streak >= limit:
+            raise NonFiniteLossError(
+                f'{self._nonfinite_streak} updates in a row had a NaN/inf loss or gradient; stopping. '
+                'The checkpoints written so far hold the last good parameters.'
+            )
 
     def _set_learning_rate(self, progress: float) -> float:
         """Linear annealing when lr_anneal: progress in [0, 1] is the share of max_env_step already collected."""
@@ -124,6 +149,9 @@ class GoBiggerPPOPolicy(Policy):
                 data['reward'], value, next_value, data['done'], data['cut'], cfg.discount_factor, cfg.gae_lambda
             )  # (T, E, A)
             returns = advantage + value  # (T, E, A)
+            if not torch.isfinite(returns[data['valid']]).all():  # a NaN/inf reward or value: drop the rollout
+                self._skip_nonfinite_update(returns.sum(), torch.tensor(float('nan')))
+                return self._result({}, float('nan'), lr)
             ev = explained_variance(value[data['valid']].flatten(), returns[data['valid']].flatten())
             # 2. value targets and old values in the critic's (normalised) units, with the statistics updated
             if cfg.value_norm:
@@ -163,6 +191,10 @@ class GoBiggerPPOPolicy(Policy):
                 self._optimizer.zero_grad()
                 loss.backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
+                if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
+                    self._skip_nonfinite_update(loss, grad_norm)
+                    continue
+                self._nonfinite_streak = 0
                 self._optimizer.step()
 
                 for name, x in (
@@ -170,11 +202,17 @@ class GoBiggerPPOPolicy(Policy):
                     ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm)
                 ):
                     stats.setdefault(name, []).append(float(x.detach()))
-        result = {k: float(np.mean(v)) for k, v in stats.items()}
+        return self._result(stats, ev, lr)
+
+    def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
+        """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
+        names = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm')
+        result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in names}
         result.update(
             explained_variance=ev,
             cur_lr=lr,
-            update_count=len(stats['total_loss']),
+            update_count=len(stats.get('total_loss', [])),  # updates applied (skipped ones excluded)
+            skipped_updates=self._skipped_updates,  # NaN/inf updates skipped since the start
             value_norm_mean=float(self._value_norm.mean),
             value_norm_std=float(self._value_norm.std),
         )
