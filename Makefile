@@ -1,17 +1,20 @@
-# The two commands of the README. Each creates .venv and installs the package with its test extra the first
+# The commands of the README. Each creates .venv and installs the package with its test extra the first
 # time (reused afterwards; re-installed when setup.py changes), then runs its job.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test
+.PHONY: train test docs
 
 train: $(STAMP)
 	$(PY) entry/train_gobigger.py $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest tests $(ARGS)
+
+docs: $(STAMP)  # the README's config reference, regenerated from the code
+	$(PY) -m ppo_gobigger.config_reference --write README.md
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

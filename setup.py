@@ -16,8 +16,18 @@ setup(
         'numpy',
         'gym',  # DI-engine's BaseEnv is a gym.Env; spaces are gym spaces
         'tabulate',  # the evaluator's table
+        'tqdm',  # the training progress bar
+        'tensorboardX',  # TensorBoard scalars (DI-engine's choice too)
+        'matplotlib',  # the learning-curve PNG
+        'opencv-python',  # reading replays back; GoBigger writes them with it (and requires this non-headless build)
     ],
     extras_require={
-        'test': ['pytest'],
+        'test': ['pytest', 'tensorboard'],  # tensorboard: the tests read the event files back with its loader
+    },
+    entry_points={
+        'console_scripts': [
+            'gobigger-train=ppo_gobigger.cli:train_main',
+            'gobigger-eval=ppo_gobigger.cli:eval_main',
+        ],
     },
 )

@@ -3,14 +3,16 @@ import argparse
 import logging
 import os
 import sys
+import time
 from typing import List, Optional
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
                               'gobigger_ppo_config.py')
 
 
-def _setup_logging() -> None:
+def _setup_output() -> None:
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
+    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pygame's greeting on stdout, at GoBigger's import
 
 
 def _fail(message: str) -> int:
@@ -29,8 +31,12 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         help='override a config key by its dotted path, e.g. --set policy.learn.batch_size=512 (repeatable)'
     )
     parser.add_argument('--resume', default=None, metavar='CKPT', help='continue from this checkpoint')
+    parser.add_argument(
+        '--no-progress', dest='progress', action='store_const', const=False, default=None,
+        help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
+    )
     args = parser.parse_args(argv)
-    _setup_logging()
+    _setup_output()
 
     from .config import ConfigError, apply_overrides, compile_config, load_config_file
     from .pipeline.checkpoint import CheckpointError
@@ -42,7 +48,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         compile_config(main_config, create_config)  # fail on a bad config before any process starts
         from .pipeline.serial import train
         _, report = train(main_config, create_config, seed=args.seed, max_env_step=args.max_env_step,
-                          resume=args.resume)
+                          resume=args.resume, progress=args.progress)
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     print(f'final evaluation: reward_mean {report["reward_mean"]:.3f} win_rate {report["win_rate"]:.2f} '
@@ -57,8 +63,12 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument('--config', default=None, help='config file (default: the config stored in the checkpoint)')
     parser.add_argument('--seed', type=int, default=None, help='evaluation seed (default: the config\'s)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
+    parser.add_argument(
+        '--replay-dir', default=None, metavar='DIR',
+        help='save a video (mp4) of every evaluated game in DIR, named <preset>_seed<game seed>-all.mp4'
+    )
     args = parser.parse_args(argv)
-    _setup_logging()
+    _setup_output()
 
     from .config import ConfigError, load_config_file
     from .pipeline.checkpoint import CheckpointError
@@ -66,9 +76,20 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     from .pipeline.evaluator import format_report
     try:
         main_config, create_config = load_config_file(args.config) if args.config else (None, None)
+        start = time.time()
         report = evaluate(args.ckpt, main_config, create_config, episodes=args.episodes, seed=args.seed,
-                          overrides=args.set)
+                          overrides=args.set, replay_dir=args.replay_dir)
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     print(format_report(report))
+    for video in _videos_since(args.replay_dir, start):
+        print(f'replay: {video}')
     return 0
+
+
+def _videos_since(folder: Optional[str], start: float) -> List[str]:
+    """The mp4 files written in ``folder`` since ``start`` (a rerun overwrites the same games' files)."""
+    if folder is None or not os.path.isdir(folder):
+        return []
+    paths = sorted(os.path.join(folder, name) for name in os.listdir(folder) if name.endswith('.mp4'))
+    return [p for p in paths if os.path.getmtime(p) >= start]

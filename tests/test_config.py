@@ -63,6 +63,7 @@ def test_wrong_type_is_an_error(default_files):
         ('env.manager.type="threads"', "unknown env.manager.type 'threads'"),
         ('env.manager.shared_memroy=True', 'shared_memory'),
         ('policy.learn.dual_clip=0.5', 'dual_clip'),
+        ('env.manager.step_timeout=2.5', 'whole number of seconds'),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):

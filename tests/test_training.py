@@ -128,3 +128,26 @@ def test_train_entry_rejects_a_bad_key_before_starting(tmp_path):
     assert out.returncode != 0
     assert "unknown config key 'policy.learn.lr'" in out.stderr and 'learning_rate' in out.stderr
     assert not (tmp_path / 'x').exists()
+
+
+def test_training_writes_what_a_user_looks_at(trained):
+    """The monitor's files from a real run: the CSV holds the evaluator's reports, the curve is a PNG, TensorBoard
+    has the three groups against env steps."""
+    import csv
+
+    import cv2
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    exp_dir, _ = trained
+    with open(exp_dir / 'evaluator.csv', newline='') as f:
+        rows = list(csv.DictReader(f))
+    reports = read_jsonl(exp_dir / 'evaluator.jsonl')
+    assert [tuple(r) for r in rows] == [REPORT_FIELDS] * len(reports)
+    assert [float(r['reward_mean']) for r in rows] == pytest.approx([r['reward_mean'] for r in reports])
+    assert cv2.imread(str(exp_dir / 'learning_curve.png')) is not None
+    events = EventAccumulator(str(exp_dir / 'tensorboard'))
+    events.Reload()
+    tags = events.Tags()['scalars']
+    assert {'charts/SPS', 'charts/episode_return', 'losses/policy_loss', 'losses/approx_kl', 'eval/win_rate'} <= set(tags)
+    assert [e.step for e in events.Scalars('losses/policy_loss')] == [256, 512, 768, 1024]
+    assert [e.step for e in events.Scalars('eval/reward_mean')] == [0, 512, 1024]

@@ -1,4 +1,4 @@
-"""Evaluate a saved checkpoint against the opponents and return the evaluator's report."""
+"""Evaluate a saved checkpoint against the opponents and return the evaluator's report (optionally with videos)."""
 import copy
 from typing import Dict, List, Optional
 
@@ -16,8 +16,13 @@ def evaluate(
         episodes: Optional[int] = None,
         seed: Optional[int] = None,
         overrides: Optional[List[str]] = None,
+        replay_dir: Optional[str] = None,
 ) -> Dict:
-    """Evaluate ``ckpt``. The config defaults to the one stored in the checkpoint; ``main_config`` replaces it."""
+    """Evaluate ``ckpt``. The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
+
+    ``replay_dir``: save a video of every evaluated game there (GoBigger's playback, one mp4 per game, named
+    ``<preset>_seed<game seed>-all.mp4``).
+    """
     from ..config import apply_overrides
 
     payload = load_checkpoint(ckpt)
@@ -29,14 +34,28 @@ def evaluate(
     if seed is not None:
         main_config['seed'] = seed
     cfg, create_cfg = compile_config(main_config, create_config)
+    if replay_dir is not None:
+        cfg.env.evaluator_env_num = even_split_env_num(cfg.env.n_evaluator_episode, cfg.env.evaluator_env_num)
     set_global_seed(cfg.seed)
     policy, model = build_policy(cfg, create_cfg, enable_field=['eval'])
     check_model_state(model, payload['model'], ckpt)
     model.load_state_dict(payload['model'])
     _, evaluator_env = build_env_managers(cfg, create_cfg, collect=False)
     try:
+        if replay_dir is not None:
+            evaluator_env.enable_save_replay(replay_dir)  # before launch: the managers hand it to each env then
         evaluator_env.launch()
         evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed)
         return evaluator.eval(payload['train_iter'], payload['envstep'])
     finally:
         close_env_manager(evaluator_env)
+
+
+def even_split_env_num(n_episode: int, env_num: int) -> int:
+    """The most envs (<= env_num) that share n_episode games evenly.
+
+    An env whose quota is done keeps playing until the others finish theirs (see Evaluator.eval). With even
+    quotas and GoBigger's fixed game length the envs finish their last counted games within a few steps of each
+    other, long before an uncounted game could end and write a video.
+    """
+    return max(k for k in range(1, min(n_episode, env_num) + 1) if n_episode % k == 0)

@@ -16,6 +16,7 @@ from .collector import RolloutCollector
 from .evaluator import Evaluator, format_report
 from .env_manager import build_env_managers, close_env_manager
 from .learner import Learner
+from .monitor import TrainingMonitor
 
 logger = logging.getLogger('ppo_gobigger')
 
@@ -44,11 +45,13 @@ def train(
         max_env_step: Optional[int] = None,
         max_train_iter: Optional[int] = None,
         resume: Optional[str] = None,
+        progress: Optional[bool] = None,
 ) -> Tuple[object, Dict]:
     """Train a team with PPO; returns (policy, last evaluator report).
 
     Arguments override the config's seed, max_env_step and max_train_iter when given. ``resume`` is a
-    checkpoint path: model, optimizer, value-norm statistics and counters continue from it.
+    checkpoint path: model, optimizer, value-norm statistics and counters continue from it. ``progress`` shows
+    a progress bar (None: only on a terminal).
     """
     main_config = copy.deepcopy(main_config)
     for key, value in (('seed', seed), ('max_env_step', max_env_step), ('max_train_iter', max_train_iter)):
@@ -64,6 +67,7 @@ def train(
     collector_env, evaluator_env = build_env_managers(cfg, create_cfg)
     policy, model = build_policy(cfg, create_cfg)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg)
+    monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay)
     report = {}
     try:
         collector_env.seed(cfg.seed, dynamic_seed=True)
@@ -83,9 +87,10 @@ def train(
             if last_eval is None or collector.envstep - last_eval >= eval_freq:
                 report = evaluator.eval(learner.train_iter, collector.envstep)
                 last_eval = collector.envstep
-                learner.save(collector.envstep)
-                learner.save_if_best(report['reward_mean'], collector.envstep)
+                ckpt = learner.save(collector.envstep)
+                best = learner.save_if_best(report['reward_mean'], collector.envstep)
                 logger.info(f'evaluation at envstep {collector.envstep}\n{format_report(report)}')
+                monitor.on_eval(report, ckpt if best else None)
                 if cfg.env.stop_value is not None and report['reward_mean'] >= cfg.env.stop_value:
                     logger.info(f'reward_mean {report["reward_mean"]:.3f} >= stop_value {cfg.env.stop_value}: done')
                     break
@@ -95,13 +100,13 @@ def train(
                 break
             rollout = collector.collect()
             learn_start = time.time()
-            progress = collector.envstep / cfg.max_env_step if cfg.max_env_step else 0.0
-            stats = learner.train(rollout, collector.envstep, progress)
+            done_fraction = collector.envstep / cfg.max_env_step if cfg.max_env_step else 0.0
+            stats = learner.train(rollout, collector.envstep, done_fraction)
             learn_time = time.time() - learn_start
             episodes = list(collector.recent_episodes)
+            sps = int(rollout['valid'].sum()) / (collector.last_collect_time + learn_time)
             logger.info(
-                f'iter {learner.train_iter} envstep {collector.envstep} '
-                f'sps {int(rollout["valid"].sum()) / (collector.last_collect_time + learn_time):.0f} '
+                f'iter {learner.train_iter} envstep {collector.envstep} sps {sps:.0f} '
                 f'(collect {collector.last_collect_time:.1f}s learn {learn_time:.1f}s) '
                 f'policy_loss {stats["policy_loss"]:.4f} value_loss {stats["value_loss"]:.4f} '
                 f'entropy {stats["entropy"]:.3f} approx_kl {stats["approx_kl"]:.4f} '
@@ -109,13 +114,16 @@ def train(
                 + (f'train_return {np.mean([e["eval_episode_return"] for e in episodes]):.2f} ' if episodes else '')
                 + f'elapsed {time.time() - start:.0f}s'
             )
+            monitor.on_iteration(collector.envstep, learner.train_iter, stats, sps, episodes)
         # the final state is always evaluated and saved
         if last_eval != collector.envstep:
             report = evaluator.eval(learner.train_iter, collector.envstep)
-            learner.save(collector.envstep)
-            learner.save_if_best(report['reward_mean'], collector.envstep)
+            ckpt = learner.save(collector.envstep)
+            best = learner.save_if_best(report['reward_mean'], collector.envstep)
             logger.info(f'final evaluation at envstep {collector.envstep}\n{format_report(report)}')
+            monitor.on_eval(report, ckpt if best else None)
     finally:
+        monitor.close()
         close_env_manager(collector_env)
         close_env_manager(evaluator_env)
     return policy, report

@@ -1,0 +1,183 @@
+"""What a user sees of a training run, besides the log: a progress bar, TensorBoard scalars, the evaluator's
+reports as CSV and as a learning-curve PNG, and videos of each new best checkpoint (config ``replay``).
+
+Files, in the experiment folder:
+    tensorboard/          charts/ (speed, training games), losses/ (PPO diagnostics), eval/ (evaluator reports);
+                          the x axis is training env steps
+    evaluator.csv         one evaluator report per row (the same reports as evaluator.jsonl)
+    learning_curve.png    win rate, score ratio and reward against env steps, redrawn at each evaluation
+    replays/iteration_N/  videos of a new best checkpoint's first evaluation games (replay.save_best=True)
+"""
+import contextlib
+import csv
+import logging
+import numbers
+import os
+import random
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+import torch
+from tensorboardX import SummaryWriter
+from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from .learning_curve import plot_learning_curve
+
+logger = logging.getLogger('ppo_gobigger')
+
+TENSORBOARD_DIR, CSV_NAME, CURVE_NAME, REPLAY_DIR = 'tensorboard', 'evaluator.csv', 'learning_curve.png', 'replays'
+# learner stats whose tag is not losses/<name> (None: not charted)
+STAT_TAGS = {'cur_lr': 'charts/learning_rate', 'update_count': None}
+# training games: episode-end info key -> tag of its mean over the games that ended during an iteration
+EPISODE_TAGS = {
+    'eval_episode_return': 'charts/episode_return',
+    'win': 'charts/win_rate',
+    'score_ratio': 'charts/score_ratio',
+    'rank': 'charts/rank',
+}
+
+
+class TrainingMonitor:
+
+    def __init__(
+            self,
+            exp_dir: str,
+            total_env_step: Optional[int],
+            progress: Optional[bool] = None,
+            replay: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        """
+        Arguments:
+            exp_dir: the experiment folder.
+            total_env_step: the run's max_env_step, the end of the bar (None: a bar that counts without an end).
+            progress: show the bar; None: only when stderr, where the bar and the log go, is a terminal.
+            replay: the config's ``replay`` section (save_best, episodes); None records nothing.
+        """
+        self._exp_dir = exp_dir
+        self._total = total_env_step
+        self._disable = None if progress is None else not progress  # tqdm's disable=None: off when not a tty
+        self._replay = replay
+        self._writer = SummaryWriter(os.path.join(exp_dir, TENSORBOARD_DIR))
+        self._csv_path = os.path.join(exp_dir, CSV_NAME)
+        self._bar: Optional[tqdm] = None  # made at the first event, starting from its env step (a resumed run)
+        self._redirect = contextlib.ExitStack()
+        self._last_episode: Optional[Mapping] = None  # the newest training game seen by on_iteration
+
+    def on_iteration(
+            self, envstep: int, train_iter: int, stats: Mapping[str, Any], sps: float, episodes: Sequence[Mapping]
+    ) -> None:
+        """After a PPO iteration: ``stats`` of the learner, ``sps`` env steps per second of collection plus
+        learning, ``episodes`` the end infos of the latest training games, oldest first (the collector's deque)."""
+        w = self._writer
+        w.add_scalar('charts/SPS', sps, envstep)
+        w.add_scalar('charts/train_iter', train_iter, envstep)
+        for key, value in stats.items():
+            tag = STAT_TAGS.get(key, f'losses/{key}')
+            if tag is not None and _is_number(value):
+                w.add_scalar(tag, value, envstep)
+        new = self._new_episodes(episodes)
+        for key, tag in EPISODE_TAGS.items():
+            values = [float(e[key]) for e in new if key in e]
+            if values:
+                w.add_scalar(tag, np.mean(values), envstep)
+        w.flush()
+        self._advance(envstep)
+
+    def on_eval(self, report: Mapping[str, Any], best_ckpt: Optional[str] = None) -> None:
+        """After an evaluation: its report; ``best_ckpt`` the checkpoint saved with it if it is a new best."""
+        envstep = report['collector_envstep']
+        for key, value in report.items():
+            if _is_number(value):
+                self._writer.add_scalar(f'eval/{key}', value, envstep)
+        self._writer.flush()
+        self._append_csv(report)
+        plot_learning_curve(
+            read_reports_csv(self._csv_path), os.path.join(self._exp_dir, CURVE_NAME),
+            title=os.path.basename(os.path.normpath(self._exp_dir)), x_max=self._total
+        )
+        self._advance(envstep)
+        # short enough for an 80-column terminal: win_rate and reward_mean of the latest evaluation
+        self._bar.set_postfix_str(f'eval win {report["win_rate"]:.2f} reward {report["reward_mean"]:.2f}')
+        if best_ckpt is not None and self._replay is not None and self._replay['save_best']:
+            self._record(best_ckpt)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._redirect.close()
+        self._writer.close()
+
+    # ---- helpers ----
+    def _advance(self, envstep: int) -> None:
+        if self._bar is None:
+            self._bar = tqdm(
+                total=self._total, initial=envstep, unit='step', unit_scale=True,
+                dynamic_ncols=True, disable=self._disable
+            )
+            if not self._bar.disable:  # log lines go above the bar instead of through it
+                self._redirect.enter_context(logging_redirect_tqdm())
+        self._bar.update(envstep - self._bar.n)
+
+    def _new_episodes(self, episodes: Sequence[Mapping]) -> List[Mapping]:
+        episodes = list(episodes)
+        new = episodes
+        for k in range(len(episodes) - 1, -1, -1):  # the deque only appends: new games follow the last one seen
+            if episodes[k] is self._last_episode:
+                new = episodes[k + 1:]
+                break
+        if episodes:
+            self._last_episode = episodes[-1]
+        return new
+
+    def _append_csv(self, report: Mapping[str, Any]) -> None:
+        is_new = not os.path.exists(self._csv_path) or os.path.getsize(self._csv_path) == 0
+        with open(self._csv_path, 'a', newline='') as f:
+            writer = csv.DictWriter(f, fieldnames=list(report))
+            if is_new:
+                writer.writeheader()
+            writer.writerow(report)
+
+    def _record(self, ckpt: str) -> None:
+        """Play the best checkpoint's first evaluation games again, with video (see evaluate)."""
+        from .evaluate import evaluate  # evaluate imports serial, which imports this module
+
+        out = os.path.join(self._exp_dir, REPLAY_DIR, os.path.basename(ckpt).split('.')[0])
+        start = time.time()
+        try:
+            with _kept_random_state():
+                evaluate(ckpt, episodes=self._replay['episodes'], replay_dir=out)
+        except Exception:  # a video is not worth the training run
+            logger.warning(f'could not record the games of {ckpt}', exc_info=True)
+            return
+        logger.info(f'new best checkpoint: videos of its games in {out} ({time.time() - start:.0f}s)')
+
+
+def read_reports_csv(path: str) -> List[Dict[str, Any]]:
+    """The reports of evaluator.csv, numbers as float."""
+    with open(path, newline='') as f:
+        return [{k: _to_number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _to_number(text: str) -> Any:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+@contextlib.contextmanager
+def _kept_random_state():
+    """evaluate() seeds random, numpy and torch for its games; the training run's streams go on as if it had not."""
+    state = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+        torch.random.set_rng_state(state[2])

@@ -1,0 +1,104 @@
+"""What a user sees of a run: TensorBoard scalars, the evaluator CSV, the learning-curve PNG, the progress bar."""
+import csv
+import io
+import logging
+import sys
+
+import cv2
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from ppo_gobigger.pipeline.evaluator import REPORT_FIELDS
+from ppo_gobigger.pipeline.monitor import CSV_NAME, CURVE_NAME, TENSORBOARD_DIR, TrainingMonitor
+
+LOSSES = ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac', 'explained_variance', 'grad_norm')
+
+
+def make_report(envstep, win_rate, reward_mean):
+    report = {field: 1.0 for field in REPORT_FIELDS}
+    report.update(
+        train_iter=envstep // 64, ckpt_name=f'iteration_{envstep // 64}.pth.tar', episode_count=4,
+        win_rate=win_rate, reward_mean=reward_mean, reward_std=2.0, score_ratio_mean=0.1 + win_rate,
+        collector_envstep=envstep
+    )
+    assert tuple(report) == REPORT_FIELDS
+    return report
+
+
+def make_stats(k):
+    stats = {name: 0.1 * k for name in LOSSES}
+    stats.update(cur_lr=3e-4, update_count=8, total_loss=1.0)
+    return stats
+
+
+def game(ret, win):
+    return {'eval_episode_return': ret, 'win': win, 'score_ratio': 0.5, 'rank': 1 if win else 2}
+
+
+def run_monitor(exp_dir, progress):
+    """Two evaluations and two iterations, as serial.train calls them; the second iteration adds one new game."""
+    monitor = TrainingMonitor(str(exp_dir), total_env_step=1024, progress=progress)
+    games = [game(-3.0, False), game(-1.0, True)]
+    try:
+        monitor.on_eval(make_report(0, 0.0, -20.0))
+        monitor.on_iteration(512, 8, make_stats(1), sps=200.0, episodes=list(games))
+        games.append(game(5.0, True))
+        monitor.on_iteration(1024, 16, make_stats(2), sps=210.0, episodes=list(games))
+        logging.getLogger('ppo_gobigger').info('a log line while the bar is shown')
+        monitor.on_eval(make_report(1024, 0.25, -2.5))
+    finally:
+        monitor.close()
+
+
+def scalars(exp_dir):
+    events = EventAccumulator(str(exp_dir / TENSORBOARD_DIR))
+    events.Reload()
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()['scalars']}
+
+
+def test_tensorboard_csv_and_png(tmp_path):
+    run_monitor(tmp_path, progress=False)
+
+    tags = scalars(tmp_path)
+    for name in LOSSES:
+        assert [step for step, _ in tags[f'losses/{name}']] == [512, 1024]  # x axis: env steps
+    assert tags['charts/learning_rate'][0][1] == pytest.approx(3e-4)
+    assert tags['charts/SPS'] == [(512, 200.0), (1024, 210.0)]
+    # training games: the mean over the games that ended during each iteration
+    assert tags['charts/episode_return'] == [(512, -2.0), (1024, 5.0)]
+    assert tags['charts/win_rate'] == [(512, 0.5), (1024, 1.0)]
+    numeric = [f for f in REPORT_FIELDS if f != 'ckpt_name']
+    for field in numeric:
+        assert [step for step, _ in tags[f'eval/{field}']] == [0, 1024]
+    assert tags['eval/win_rate'][-1] == (1024, 0.25)
+    assert 'eval/ckpt_name' not in tags
+
+    with open(tmp_path / CSV_NAME, newline='') as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == REPORT_FIELDS
+    assert [(int(r['collector_envstep']), float(r['win_rate'])) for r in rows] == [(0, 0.0), (1024, 0.25)]
+
+    png = tmp_path / CURVE_NAME
+    assert png.stat().st_mode == (tmp_path / CSV_NAME).stat().st_mode  # written like any file (umask), not 0600
+    image = cv2.imread(str(png))
+    assert image is not None and image.shape[0] > 300 and image.shape[1] > 300
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith('.tmp')]
+
+
+def test_a_resumed_run_appends_to_the_csv_and_curve(tmp_path):
+    run_monitor(tmp_path, progress=False)
+    run_monitor(tmp_path, progress=False)
+    with open(tmp_path / CSV_NAME, newline='') as f:
+        assert len(list(csv.DictReader(f))) == 4  # one header, four reports
+
+
+def test_no_bar_unless_a_terminal(tmp_path, monkeypatch):
+    err = io.StringIO()  # not a tty
+    monkeypatch.setattr(sys, 'stderr', err)
+    run_monitor(tmp_path / 'auto', progress=None)
+    run_monitor(tmp_path / 'off', progress=False)
+    assert err.getvalue() == ''
+
+    run_monitor(tmp_path / 'on', progress=True)
+    bar = err.getvalue()
+    assert '1.02k/1.02k' in bar and 'eval win 0.25 reward -2.50' in bar
