@@ -40,6 +40,8 @@ def train_main(argv: Optional[List[str]] = None) -> int:
 
     from .config import ConfigError, apply_overrides, compile_config, load_config_file
     from .pipeline.checkpoint import CheckpointError
+    from .pipeline.interrupt import TrainingInterrupted
+    from .policy.gobigger_ppo import NonFiniteLossError
     try:
         main_config, create_config = load_config_file(args.config)
         main_config = apply_overrides(main_config, args.set)
@@ -51,6 +53,13 @@ def train_main(argv: Optional[List[str]] = None) -> int:
                           resume=args.resume, progress=args.progress)
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
+    except TrainingInterrupted as e:
+        print(f'{e.signal_name}: training stopped. Checkpoint: {e.checkpoint}\n'
+              f'resume with: --resume {e.checkpoint}', file=sys.stderr)
+        return e.exit_code
+    except NonFiniteLossError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
     print(f'final evaluation: reward_mean {report["reward_mean"]:.3f} win_rate {report["win_rate"]:.2f} '
           f'score_ratio_mean {report["score_ratio_mean"]:.3f}')
     return 0

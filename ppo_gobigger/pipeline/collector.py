@@ -36,6 +36,7 @@ class RolloutCollector:
         self._in_flight: Dict[int, Tuple[Dict, Dict]] = {}  # env_id -> (obs, policy output) of a step not returned yet
         self.envstep = 0  # env steps collected so far; every one of them reaches the learner
         self.episode_count = 0
+        self.env_episodes = [0] * env_num  # games finished per env (a resumed run continues each env's games)
         self.lost_env_steps = 0  # steps lost to abnormal env steps (a failed game step)
         self.recent_episodes: deque = deque(maxlen=100)  # episode-end infos of the latest games
         self.last_collect_time = 0.0
@@ -77,6 +78,7 @@ class RolloutCollector:
                 collected += 1
                 if timestep.done:
                     self.episode_count += 1
+                    self.env_episodes[i] += 1
                     self.recent_episodes.append(timestep.info)
 
         # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.
@@ -93,6 +95,14 @@ class RolloutCollector:
         self.envstep += collected
         self.last_collect_time = time.time() - start
         return self._to_rollout(rows)
+
+    def info(self) -> Dict[str, int]:
+        """Counters for the log: games played, steps lost to env faults, env processes restarted."""
+        return {
+            'episode_count': self.episode_count,
+            'lost_env_steps': self.lost_env_steps,
+            'env_restarts': getattr(self._env, 'env_restarts', 0),
+        }
 
     def _to_rollout(self, rows: List[List[Dict[str, Any]]]) -> Dict[str, Any]:
         """Per-env segments -> time-first tensors (T, E, ...), padded to the longest segment, with ``valid``."""

@@ -124,8 +124,12 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
             pipe.close()
 
 
-def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True):
-    """(collector manager or None, evaluator manager or None) from env.manager (type + the manager's own keys)."""
+def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True,
+                       first_episodes=None):
+    """(collector manager or None, evaluator manager or None) from env.manager (type + the manager's own keys).
+
+    ``first_episodes``: per collector env, the games it already played (a resumed run continues from there).
+    """
     from ding.envs.env_manager import create_env_manager
     from ding.utils import ENV_REGISTRY, import_module
 
@@ -142,7 +146,12 @@ def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True
             return ResilientSubprocessEnvManager(env_fns, manager)
         return create_env_manager(manager, env_fns)
 
-    collector_env = make(env_cls.create_collector_env_cfg(env_cfg), manager_cfg) if collect else None
+    collector_env = None
+    if collect:
+        cfgs = env_cls.create_collector_env_cfg(env_cfg)
+        for c, first in zip(cfgs, first_episodes or [0] * len(cfgs)):
+            c.first_episode = first
+        collector_env = make(cfgs, manager_cfg)
     evaluator_env = None
     if evaluate:
         # The evaluator restarts every game at each evaluation; the lock-step subprocess manager does that cleanly.

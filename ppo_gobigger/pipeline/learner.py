@@ -8,7 +8,7 @@ import logging
 import os
 from typing import Any, Dict, Optional
 
-from .checkpoint import check_model_state, load_checkpoint, save_checkpoint
+from .checkpoint import check_model_state, save_checkpoint
 
 
 class Learner:
@@ -29,30 +29,31 @@ class Learner:
         self.train_iter = 0  # gradient updates so far
         self.best_reward: Optional[float] = None
 
-    def train(self, rollout: Dict[str, Any], envstep: int, progress: float) -> Dict[str, float]:
+    def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
         stats = self._learn.forward(rollout, progress=progress)
         self.train_iter += stats['update_count']
         with open(self._log_path, 'a') as f:
-            f.write(json.dumps({'train_iter': self.train_iter, 'envstep': envstep, **stats}) + '\n')
+            f.write(json.dumps({'train_iter': self.train_iter, 'envstep': envstep, **stats, **collector_info}) + '\n')
         return stats
 
-    def save(self, envstep: int, name: Optional[str] = None) -> str:
+    def save(self, envstep: int, extra: Dict[str, Any], name: Optional[str] = None) -> str:
+        """Checkpoint the learn state, the counters and ``extra`` (what else a resumed run restores)."""
         path = os.path.join(self.ckpt_dir, name or f'iteration_{self.train_iter}.pth.tar')
-        save_checkpoint(path, self._learn.state_dict(), self.train_iter, envstep, self._config)
+        state = {**self._learn.state_dict(), **extra, 'best_reward': self.best_reward}
+        save_checkpoint(path, state, self.train_iter, envstep, self._config)
         return path
 
-    def save_if_best(self, reward_mean: float, envstep: int) -> bool:
+    def save_if_best(self, reward_mean: float, envstep: int, extra: Dict[str, Any]) -> bool:
         if self.best_reward is None or reward_mean > self.best_reward:
             self.best_reward = reward_mean
-            self.save(envstep, 'ckpt_best.pth.tar')
+            self.save(envstep, extra, 'ckpt_best.pth.tar')
             return True
         return False
 
-    def resume(self, path: str) -> int:
-        """Restore model, optimizer, value-norm statistics and counters; returns the envstep to continue from."""
-        payload = load_checkpoint(path)
+    def restore(self, payload: Dict[str, Any], path: str) -> None:
+        """Restore model, optimizer, value-norm statistics and counters from a loaded checkpoint."""
         check_model_state(self._model, payload['model'], path)
         self._learn.load_state_dict(payload)
         self.train_iter = payload['train_iter']
+        self.best_reward = payload.get('best_reward')
         logging.info(f'resumed from {path}: train_iter {self.train_iter}, envstep {payload["envstep"]}')
-        return payload['envstep']

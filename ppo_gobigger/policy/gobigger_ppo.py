@@ -40,6 +40,8 @@ class GoBiggerPPOPolicy(Policy):
         on_policy=True,
         # (bool) DI-engine's multi-GPU path; not used by this policy.
         multi_gpu=False,
+        # (int) torch threads of the training process (inference and learning); env processes use one each.
+        torch_threads=1,
         # (dict) Keyword arguments of GoBiggerPPoModel.
         model=dict(),
         learn=dict(
