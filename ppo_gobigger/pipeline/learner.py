@@ -8,6 +8,8 @@ import logging
 import os
 from typing import Any, Dict, Optional
 
+import torch
+
 from .checkpoint import check_model_state, save_checkpoint
 
 
@@ -30,7 +32,13 @@ class Learner:
         self.best_reward: Optional[float] = None
 
     def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
-        stats = self._learn.forward(rollout, progress=progress)
+        # the env processes wait while the learner works: it may use every core, then gives them back
+        threads = torch.get_num_threads()
+        torch.set_num_threads(self._config.policy.learn.torch_threads or os.cpu_count() or 1)
+        try:
+            stats = self._learn.forward(rollout, progress=progress)
+        finally:
+            torch.set_num_threads(threads)
         self.train_iter += stats['update_count']
         with open(self._log_path, 'a') as f:
             f.write(json.dumps({'train_iter': self.train_iter, 'envstep': envstep, **stats, **collector_info}) + '\n')

@@ -13,16 +13,15 @@ import csv
 import logging
 import numbers
 import os
-import random
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
-import torch
 from tensorboardX import SummaryWriter
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from .checkpoint import rng_state, set_rng_state
 from .learning_curve import plot_learning_curve
 
 logger = logging.getLogger('ppo_gobigger')
@@ -174,10 +173,8 @@ def _is_number(value: Any) -> bool:
 @contextlib.contextmanager
 def _kept_random_state():
     """evaluate() seeds random, numpy and torch for its games; the training run's streams go on as if it had not."""
-    state = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    state = rng_state()
     try:
         yield
     finally:
-        random.setstate(state[0])
-        np.random.set_state(state[1])
-        torch.random.set_rng_state(state[2])
+        set_rng_state(state)

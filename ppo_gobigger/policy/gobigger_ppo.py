@@ -40,7 +40,7 @@ class GoBiggerPPOPolicy(Policy):
         on_policy=True,
         # (bool) DI-engine's multi-GPU path; not used by this policy.
         multi_gpu=False,
-        # (int) torch threads of the training process (inference and learning); env processes use one each.
+        # (int) torch threads of the training process while the envs run (inference); env processes use one each.
         torch_threads=1,
         # (dict) Keyword arguments of GoBiggerPPoModel.
         model=dict(),
@@ -69,6 +69,8 @@ class GoBiggerPPOPolicy(Policy):
             value_norm=True,
             # (float) Clip of the global gradient norm.
             grad_clip=0.5,
+            # (int or None) torch threads while learning, when the envs wait; None: one per core.
+            torch_threads=None,
             # (int) Updates in a row with a NaN/inf loss or gradient (each one skipped) before training stops.
             max_nonfinite_updates=10,
             # (float) Discount factor.
