@@ -1,4 +1,4 @@
-"""Default run: our team of 2 against level-3 bots on st_t2p2, about 15 minutes on a 2-core machine.
+"""Default run: our team of 2 against level-3 bots on st_t2p2, about 11 minutes on a 2-core machine.
 
 Every key is documented where its default lives (see README, "Config reference"); this file sets what differs.
 """
