@@ -85,14 +85,17 @@ def train(
     check_exp_dir(exp_dir)
     with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
         json.dump(cfg, f, indent=2, default=str)
-    # One thread: the env processes need the other cores, and two threads fighting them for one core made a
-    # forward pass 100x slower here (see README, Troubleshooting).
+    # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
+    # slower here); the learner takes every core while they wait (Learner.train).
     torch.set_num_threads(cfg.policy.torch_threads)
     set_global_seed(cfg.seed)
 
-    collector_env, evaluator_env = build_env_managers(
-        cfg, create_cfg, first_episodes=payload['collector_episodes'] if payload else None
-    )
+    episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any
+    if episodes_played is not None and len(episodes_played) != cfg.env.collector_env_num:
+        logger.warning(f'the checkpoint had {len(episodes_played)} collector envs, this run has '
+                       f'{cfg.env.collector_env_num}: their games start from the beginning of the sequence')
+        episodes_played = None
+    collector_env, evaluator_env = build_env_managers(cfg, create_cfg, first_episodes=episodes_played)
     policy, model = build_policy(cfg, create_cfg)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg)
     if payload:
@@ -104,7 +107,7 @@ def train(
     # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
     # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
     learned_envstep = payload['envstep'] if payload else 0
-    resume_state = {'rng': rng_state(), 'collector_episodes': payload['collector_episodes'] if payload else None}
+    resume_state = {'rng': rng_state(), 'collector_episodes': episodes_played}
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
@@ -121,8 +124,8 @@ def train(
             evaluator_env.launch()
             collector = RolloutCollector(collector_env, policy.collect_mode, cfg.policy.collect.n_sample)
             collector.envstep = learned_envstep
-            if payload:
-                collector.env_episodes = list(payload['collector_episodes'])
+            if episodes_played is not None:
+                collector.env_episodes = list(episodes_played)
             resume_state['collector_episodes'] = list(collector.env_episodes)
             evaluator = Evaluator(
                 evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed,
