@@ -1,0 +1,320 @@
+"""Raw rate against training rate, in one run: `python benchmarks/throughput.py [--config PATH] [--set KEY=VALUE ...]`.
+
+Raw rate: env_num processes (one per env, as the subprocess manager runs them), each stepping the config's GoBigger
+game with the config's opponents and uniformly random actions for our team; no features, no model, no learning.
+Worker 0 also times the features of our team (team_features) on every FEATURE_EVERY-th state, outside its rate.
+
+Training rate: the training loop of pipeline/serial.py without its evaluations (RolloutCollector + Learner over
+the config's collector env manager): env steps / (collection + learning time). Inside it the policy forward
+(inference), each env process's step (timed in the env) and the manager's step call are timed; IPC/manager
+overhead = the manager's step call minus its slowest env's step (base manager: minus the sum of its envs' steps).
+
+Prints a breakdown and the ratio training rate / raw rate last; writes benchmarks/results/throughput.json.
+The machine is shared and noisy: only the ratio, taken in the same run, is worth comparing between runs.
+"""
+import argparse
+import copy
+import datetime
+import json
+import multiprocessing
+import os
+import platform
+import random
+import tempfile
+import time
+from typing import Dict, List
+
+import numpy as np
+import torch
+from ding.utils import ENV_REGISTRY
+
+import gobigger.configs
+from gobigger.envs import create_env
+from gobigger.utils import deep_merge_dicts
+from ppo_gobigger.cli import DEFAULT_CONFIG
+from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
+from ppo_gobigger.envs.features import GameConsts, team_features
+from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
+from ppo_gobigger.envs.opponents import Opponents
+from ppo_gobigger.pipeline.collector import RolloutCollector
+from ppo_gobigger.pipeline.env_manager import build_env_managers, close_env_manager
+from ppo_gobigger.pipeline.evaluator import Evaluator
+from ppo_gobigger.pipeline.learner import Learner
+from ppo_gobigger.pipeline.serial import build_policy, set_global_seed
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
+FEATURE_EVERY = 8  # worker 0 featurises every 8th state (its feature time is left out of its rate)
+
+
+# ---------------------------------------------------------------------------------------------------- raw rate
+def raw_worker(env_cfg: Dict, seconds: float, seed: int, time_features: bool, out: multiprocessing.Queue) -> None:
+    """Step the game for ``seconds`` of wall time; put {steps, active_s, game_s, opponents_s, features_s, ...}."""
+    torch.set_num_threads(1)
+    random.seed(seed)  # BotAgent draws from the global `random`
+    rng = np.random.default_rng(seed)
+    game_cfg = deep_merge_dicts(getattr(gobigger.configs, env_cfg.preset), env_cfg.custom_cfg)
+    consts = GameConsts.from_game_cfg(game_cfg)
+    A, team = consts.player_num_per_team, env_cfg.team_id
+    our_ids = [team * A + j for j in range(A)]
+    opponents = Opponents(env_cfg.opponent, [p for p in range(consts.team_num * A) if p not in our_ids],
+                          env_cfg.bot_level)
+    game = create_env(env_cfg.preset, env_cfg.custom_cfg, step_mul=env_cfg.step_mul)
+    t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    done = True
+    while time.perf_counter() < deadline:
+        t0 = time.perf_counter()
+        if done:
+            game.server._random.seed(seed + t['resets'])
+            opponents.reset(seed + t['resets'])
+            global_state, states = game.reset()
+            t['resets'] += 1
+            t['reset_s'] += time.perf_counter() - t0
+            done = False
+            continue
+        actions = {pid: to_game_action(k) for pid, k in zip(our_ids, rng.integers(ACTION_NUM, size=A))}
+        actions.update(opponents.act(states))
+        t1 = time.perf_counter()
+        (global_state, states), _, done, _ = game.step(actions)
+        t2 = time.perf_counter()
+        t['opponents_s'] += t1 - t0
+        t['game_s'] += t2 - t1
+        t['steps'] += 1
+        if time_features and t['steps'] % FEATURE_EVERY == 0:
+            team_features(global_state, states, our_ids, team, consts)
+            t['features_s'] += time.perf_counter() - t2
+            t['featurised_steps'] += 1
+    t['active_s'] = time.perf_counter() - start - t['features_s']
+    game.close()
+    out.put(t)
+
+
+def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int) -> Dict:
+    """The raw rate of env_num processes, and worker 0's per-step costs."""
+    ctx = multiprocessing.get_context('fork')
+    queue = ctx.Queue()
+    workers = [
+        ctx.Process(target=raw_worker, args=(env_cfg, seconds, seed + 1000 * i, i == 0, queue), daemon=True)
+        for i in range(env_num)
+    ]
+    for w in workers:
+        w.start()
+    per_worker = [queue.get(timeout=seconds + 120) for _ in workers]
+    for w in workers:
+        w.join()
+    steps = sum(w['steps'] for w in per_worker)
+    total = {k: sum(w[k] for w in per_worker) for k in ('game_s', 'opponents_s', 'reset_s', 'active_s')}
+    first = next(w for w in per_worker if w['featurised_steps'])
+    return dict(
+        env_steps=steps,
+        env_steps_per_s=sum(w['steps'] / w['active_s'] for w in per_worker),
+        game_step_ms=1e3 * total['game_s'] / steps,
+        opponents_step_ms=1e3 * total['opponents_s'] / steps,
+        reset_ms_per_step=1e3 * total['reset_s'] / steps,
+        other_ms_per_step=1e3 * (total['active_s'] - total['game_s'] - total['opponents_s'] - total['reset_s']) / steps,
+        features_step_ms=1e3 * first['features_s'] / first['featurised_steps'],
+        featurised_steps=first['featurised_steps'],
+        per_worker_steps=[w['steps'] for w in per_worker],
+    )
+
+
+# ----------------------------------------------------------------------------------------------- training rate
+@ENV_REGISTRY.register('gobigger_ppo_timed')
+class TimedGoBiggerPPOEnv(GoBiggerPPOEnv):
+    """GoBiggerPPOEnv that reports the wall time of its own step in info['env_step_s'] (measured in the env)."""
+
+    def step(self, action):
+        start = time.perf_counter()
+        timestep = super().step(action)
+        timestep.info['env_step_s'] = time.perf_counter() - start
+        return timestep
+
+
+class StepTimer:
+    """Wraps a manager's step (and the policy's forward): wall time of each call, env-side time, steps."""
+
+    def __init__(self, parallel_envs: bool) -> None:
+        self.parallel_envs = parallel_envs
+        self.manager_s = self.env_critical_s = self.env_sum_s = self.inference_s = 0.0
+        self.manager_calls = self.inference_calls = self.env_steps = 0
+
+    def wrap_manager(self, manager) -> None:
+        step = manager.step
+
+        def timed_step(actions):
+            start = time.perf_counter()
+            timesteps = step(actions)
+            self.manager_s += time.perf_counter() - start
+            env_s = [ts.info.get('env_step_s', 0.0) for ts in timesteps.values()]
+            self.env_sum_s += sum(env_s)
+            self.env_critical_s += (max(env_s) if self.parallel_envs else sum(env_s)) if env_s else 0.0
+            self.env_steps += len(env_s)
+            self.manager_calls += 1
+            return timesteps
+
+        manager.step = timed_step
+
+    def wrap_policy(self, collect_mode):
+        """A copy of the policy's collect_mode (a namedtuple) whose forward is timed."""
+        forward = collect_mode.forward
+
+        def timed_forward(*args, **kwargs):
+            start = time.perf_counter()
+            output = forward(*args, **kwargs)
+            self.inference_s += time.perf_counter() - start
+            self.inference_calls += 1
+            return output
+
+        return collect_mode._replace(forward=timed_forward)
+
+
+def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Dict:
+    """iterations of collect + learn, as serial.train runs them, with no evaluation in the timed part."""
+    create_cfg = copy.deepcopy(create_cfg)
+    create_cfg.env.type = 'gobigger_ppo_timed'
+    torch.set_num_threads(cfg.policy.torch_threads)
+    set_global_seed(cfg.seed)
+    collector_env, evaluator_env = build_env_managers(cfg, create_cfg, evaluate=eval_episodes > 0)
+    policy, model = build_policy(cfg, create_cfg)
+    timer = StepTimer(parallel_envs=cfg.env.manager.type != 'base')
+    collect_s, learn_s, steps, eval_s = [], [], 0, None
+    try:
+        with tempfile.TemporaryDirectory() as exp_dir:
+            learner = Learner(policy.learn_mode, model, exp_dir, cfg)
+            collector_env.seed(cfg.seed, dynamic_seed=True)
+            collector_env.launch()
+            timer.wrap_manager(collector_env)
+            collect_mode = timer.wrap_policy(policy.collect_mode)
+            collector = RolloutCollector(collector_env, collect_mode, cfg.policy.collect.n_sample)
+            for _ in range(iterations):
+                rollout = collector.collect()
+                start = time.perf_counter()
+                learner.train(rollout, collector.envstep, 0.0, collector.info())
+                learn_s.append(time.perf_counter() - start)
+                collect_s.append(collector.last_collect_time)
+                steps += int(rollout['valid'].sum())
+            if eval_episodes:
+                eval_s = time_evaluation(cfg, evaluator_env, policy, eval_episodes, exp_dir)
+    finally:
+        close_env_manager(collector_env)
+        close_env_manager(evaluator_env)
+    collect_total, learn_total = sum(collect_s), sum(learn_s)
+    return dict(
+        env_steps=steps,
+        env_steps_per_s=steps / (collect_total + learn_total),
+        collect_s=collect_s,
+        learn_s=learn_s,
+        inference_s=timer.inference_s,
+        inference_calls=timer.inference_calls,
+        manager_step_s=timer.manager_s,
+        manager_calls=timer.manager_calls,
+        env_step_critical_s=timer.env_critical_s,
+        env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
+        ipc_manager_s=timer.manager_s - timer.env_critical_s,
+        collector_other_s=collect_total - timer.manager_s - timer.inference_s,
+        evaluation_s=eval_s,
+    )
+
+
+def time_evaluation(cfg, evaluator_env, policy, episodes: int, exp_dir: str) -> float:
+    """Seconds of one evaluation of ``episodes`` games (not part of the training rate)."""
+    evaluator_env.launch()
+    evaluator = Evaluator(evaluator_env, policy.eval_mode, episodes, cfg.seed, os.path.join(exp_dir, 'eval.jsonl'))
+    start = time.perf_counter()
+    evaluator.eval(0, 0)
+    return time.perf_counter() - start
+
+
+# ------------------------------------------------------------------------------------------------------ report
+def breakdown_rows(raw: Dict, train: Dict) -> List[tuple]:
+    """(component, value, unit, note) rows of the printed table."""
+    steps = train['env_steps']
+    wall_s = sum(train['collect_s']) + sum(train['learn_s'])
+    env_raw_ms = raw['game_step_ms'] + raw['opponents_step_ms']
+
+    def share(seconds: float) -> str:
+        return f'{seconds / wall_s:6.1%} of training wall'
+
+    rows = [
+        ('game step', raw['game_step_ms'], 'ms/step', f'{raw["game_step_ms"] / env_raw_ms:6.1%} of raw env step'),
+        ('bots (opponents)', raw['opponents_step_ms'], 'ms/step',
+         f'{raw["opponents_step_ms"] / env_raw_ms:6.1%} of raw env step'),
+        ('features (our team)', raw['features_step_ms'], 'ms/step', f'{raw["features_step_ms"] / env_raw_ms:6.1%} '
+         'on top of raw env step'),
+        ('env step in training', train['env_step_ms'], 'ms/step', 'measured inside the env processes'),
+        ('IPC / manager', 1e3 * train['ipc_manager_s'] / steps, 'ms/step', share(train['ipc_manager_s'])),
+        ('inference (forward)', 1e3 * train['inference_s'] / steps, 'ms/step', share(train['inference_s'])),
+        ('envs (critical path)', 1e3 * train['env_step_critical_s'] / steps, 'ms/step',
+         share(train['env_step_critical_s'])),
+        ('collector bookkeeping', 1e3 * train['collector_other_s'] / steps, 'ms/step',
+         share(train['collector_other_s'])),
+        ('learning', 1e3 * sum(train['learn_s']) / steps, 'ms/step', share(sum(train['learn_s']))),
+    ]
+    if train['evaluation_s'] is not None:
+        rows.append(('evaluation (one)', train['evaluation_s'], 's', 'excluded from the training rate'))
+    else:
+        rows.append(('evaluation', float('nan'), '', 'excluded (not timed; --eval-episodes N times one)'))
+    return rows
+
+
+def print_report(settings: Dict, raw: Dict, train: Dict, ratio: float) -> None:
+    print(f'\n{settings["preset"]}, {settings["env_num"]} envs, {settings["manager"]} manager, '
+          f'{settings["iterations"]} iterations of {settings["n_sample"]} steps, raw {settings["raw_seconds"]:.0f} s')
+    print(f'{"component":24} {"value":>9} {"unit":8} note  (game/bots/features: wall ms in one raw process, '
+          f'inflated when processes outnumber cores; shares are what to read)')
+    for name, value, unit, note in breakdown_rows(raw, train):
+        print(f'{name:24} {value:9.3f} {unit:8} {note}')
+    print(f'raw rate       {raw["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots)')
+    print(f'training rate  {train["env_steps_per_s"]:8.0f} env steps/s (collection {sum(train["collect_s"]):.1f} s '
+          f'+ learning {sum(train["learn_s"]):.1f} s)')
+    print(f'ratio training / raw: {ratio:.3f}')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
+    parser.add_argument('--env-num', type=int, default=None, help='collector envs (default: the config\'s)')
+    parser.add_argument('--manager', choices=('base', 'subprocess', 'async_subprocess'), default=None,
+                        help='env manager of the training run (default: the config\'s)')
+    parser.add_argument('--iterations', type=int, default=5, help='PPO iterations of the training run')
+    parser.add_argument('--raw-seconds', type=float, default=30.0, help='wall time of each raw env process')
+    parser.add_argument('--eval-episodes', type=int, default=0, help='also time one evaluation of N games')
+    parser.add_argument('--output', default=RESULTS, help='where the JSON goes')
+    args = parser.parse_args()
+    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
+
+    main_config, create_config = load_config_file(args.config)
+    overrides = list(args.set)
+    if args.env_num is not None:
+        overrides.append(f'env.collector_env_num={args.env_num}')
+    if args.manager is not None:
+        overrides.append(f'env.manager.type={args.manager}')
+    cfg, create_cfg = compile_config(apply_overrides(main_config, overrides), create_config)
+    env_num = cfg.env.collector_env_num
+    settings = dict(
+        config=os.path.relpath(args.config), overrides=overrides, preset=cfg.env.preset, opponent=cfg.env.opponent,
+        bot_level=cfg.env.bot_level, env_num=env_num, manager=cfg.env.manager.type, iterations=args.iterations,
+        n_sample=cfg.policy.collect.n_sample, raw_seconds=args.raw_seconds, eval_episodes=args.eval_episodes,
+    )
+
+    raw = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed)
+    train = measure_training(cfg, create_cfg, args.iterations, args.eval_episodes)
+    ratio = train['env_steps_per_s'] / raw['env_steps_per_s']
+    result = dict(
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        settings=settings, raw=raw, training=train, ratio_training_to_raw=ratio,
+        machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
+                     loadavg_at_end=os.getloadavg()),
+    )
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, 'w') as f:
+        json.dump(result, f, indent=2)
+    print(f'wrote {args.output}')
+    print_report(settings, raw, train, ratio)
+
+
+if __name__ == '__main__':
+    main()
