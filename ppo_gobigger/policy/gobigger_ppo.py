@@ -18,6 +18,10 @@ from ding.utils import POLICY_REGISTRY
 from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
 
 
+# what each minibatch update reports; learn returns their means over an iteration
+UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm')
+
+
 class NonFiniteLossError(RuntimeError):
     """Too many PPO updates in a row had a NaN or inf loss or gradient."""
 
@@ -210,8 +214,7 @@ class GoBiggerPPOPolicy(Policy):
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
         """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
-        names = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm')
-        result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in names}
+        result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in UPDATE_STATS}
         result.update(
             explained_variance=ev,
             cur_lr=lr,
@@ -223,10 +226,7 @@ class GoBiggerPPOPolicy(Policy):
         return result
 
     def _monitor_vars_learn(self) -> List[str]:
-        return [
-            'policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm',
-            'explained_variance', 'cur_lr'
-        ]
+        return [*UPDATE_STATS, 'explained_variance', 'cur_lr']
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {
