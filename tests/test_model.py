@@ -146,3 +146,34 @@ def test_registered_and_initialised():
     model = GoBiggerPPoModel()
     logit = model(make_inputs(8, 2), 'compute_actor')['logit']
     assert logit.abs().max() < 0.1  # gain 0.01 on the policy's last layer: a near-uniform first policy
+
+
+def test_masked_relu_max_matches_reference():
+    """The fused pool equals relu then masked max, including rows with nothing valid (-> 0)."""
+    from ppo_gobigger.model.encoder import masked_max, masked_relu_max
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 6, 7, 3, generator=g)  # (N, C, M, D), pooled over M
+    mask = torch.rand(5, 6, 7, generator=g) > 0.6
+    mask[0, 0] = False  # one row with no valid entry
+    assert torch.equal(masked_relu_max(x, mask, dim=2), masked_max(x.relu(), mask, dim=2))
+    assert torch.equal(masked_relu_max(x, mask, dim=2)[0, 0], torch.zeros(3))
+
+
+def test_used_slots():
+    from ppo_gobigger.model.encoder import used_slots
+    mask = torch.tensor([[True, False, False, False], [False, False, True, False]])
+    assert used_slots(mask) == 3
+    assert used_slots(torch.zeros(2, 4, dtype=torch.bool)) == 1
+
+
+def test_batch_trimming_matches_per_sample_outputs(model):
+    """Trimming slots unused in the batch must not change any sample's output: a sample evaluated inside a batch
+    whose other rows use all C slots gives the same output as evaluated alone (where more slots are cut)."""
+    inputs = make_inputs(6, 2, seed=3)
+    inputs['clone_mask'][0], inputs['thorn_mask'][0] = False, False  # sample 0: only its first clone / thorn
+    inputs['clone_mask'][0, :, 0], inputs['thorn_mask'][0, :, 0] = True, True
+    inputs['clone_mask'][1] = True  # sample 1: every slot used
+    inputs['thorn_mask'][1] = True
+    batch = model(inputs, 'compute_actor_critic')
+    alone = model({k: v[:1] for k, v in inputs.items()}, 'compute_actor_critic')
+    assert_outputs_close({k: v[:1] for k, v in batch.items()}, alone, atol=1e-5)

@@ -5,14 +5,19 @@ Data path, per player (C = MAX_CLONE, K = MAX_THORN, H = hidden size, R = relati
     scalar (16,)                         -> MLP                                   -> s   (H,)
     food   (2, 8, 8)                     -> flatten -> MLP                        -> f   (H,)
     clone (C, 10) ++ food_relation (C, 7) -> MLP                                  -> e_i (C, H)
-    clone_relation (C, C, 7), e_j         -> pair MLP, masked max over valid j    -> c_i (C, R)
-    thorn_relation (C, K, 6)              -> MLP, masked max over valid k         -> t_i (C, R)
+    clone_relation (C, C, 7), e_j         -> pair layer, max over valid j -> layer -> c_i (C, R)
+    thorn_relation (C, K, 6)              -> pair layer, max over valid k -> layer -> t_i (C, R)
     e_i ++ c_i ++ t_i                     -> MLP                                  -> h_i (C, H)
     h_i                                   -> masked max ++ masked mean over valid i -> (2H,)
     s ++ f ++ clone summary               -> MLP                                  -> player embedding (H,)
 
 Padded items (mask False) never reach the output: every pool fills them before reducing, and a set with no valid
 item pools to zeros.
+
+The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C = 256 pairs per player), so each pair
+gets one linear layer and its ReLU, folded with the mask into one pool (``masked_relu_max``); the second layer runs
+after pooling, once per clone. The pool takes the max with its indices (``Tensor.max``): its backward scatters into the
+winners, where ``amax``'s backward compares whole tensors. Slots unused by the whole batch are cut off first.
 """
 from typing import Dict, Optional
 
@@ -31,7 +36,7 @@ def masked_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     x: (..., M, D) with ``dim`` pointing at M; mask: broadcastable to x without its last axis, i.e. (..., M).
     """
     mask = mask.unsqueeze(-1)  # (..., M, 1)
-    pooled = x.masked_fill(~mask, float('-inf')).amax(dim=dim)  # (..., D); -inf where nothing is valid
+    pooled = x.masked_fill(~mask, float('-inf')).max(dim=dim).values  # (..., D); -inf where nothing is valid
     any_valid = mask.any(dim=dim)  # (..., 1)
     return torch.where(any_valid, pooled, torch.zeros_like(pooled))
 
@@ -45,6 +50,22 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     total = x.masked_fill(~mask, 0.).sum(dim=dim)  # (..., D)
     count = mask.sum(dim=dim).clamp(min=1)  # (..., 1)
     return total / count
+
+
+def used_slots(mask: torch.Tensor) -> int:
+    """Number of leading slots that hold a valid item for at least one row: mask (N, M) -> 1 + last valid index
+    (at least 1, so every pool has an axis to reduce; an all-False column pools to zeros)."""
+    valid_slots = mask.any(dim=0).nonzero()  # (M', 1)
+    return int(valid_slots.max()) + 1 if len(valid_slots) else 1
+
+
+def masked_relu_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """``masked_max(relu(x), mask, dim)`` in fewer passes over x: padded entries are set to 0 after the ReLU, which
+    equals the ReLU of any valid entry's floor, so no -inf fill and no any-valid check are needed.
+
+    x: (..., M, D) pre-activations with ``dim`` pointing at M; mask: (..., M). Returns (..., D) >= 0.
+    """
+    return x.relu().masked_fill(~mask.unsqueeze(-1), 0.).max(dim=dim).values
 
 
 class Encoder(nn.Module):
@@ -68,11 +89,13 @@ class Encoder(nn.Module):
         self.scalar_mlp = MLP(SCALAR_DIM, H, H, layer_num=2, activation=act)
         self.food_mlp = MLP(FOOD_CHANNELS * FOOD_GRID * FOOD_GRID, H, H, layer_num=2, activation=act)
         self.clone_mlp = MLP(CLONE_DIM + FOOD_REL_DIM, H, H, layer_num=2, activation=act)
-        # clone-clone pair (i, j): relation_ij and clone j's embedding are projected to R, added, then one more layer.
+        # clone-clone pair (i, j): relation_ij and clone j's embedding are projected to R and added (one layer per
+        # pair); after the pool over j, one more layer per clone.
         self.pair_rel_fc = nn.Linear(CLONE_REL_DIM, R)
         self.pair_ent_fc = nn.Linear(H, R, bias=False)  # pair_rel_fc already carries the bias
-        self.pair_mlp = nn.Sequential(act, fc_block(R, R, activation=act))
-        self.thorn_mlp = MLP(THORN_REL_DIM, R, R, layer_num=2, activation=act)
+        self.pair_out = fc_block(R, R, activation=act)
+        self.thorn_fc = nn.Linear(THORN_REL_DIM, R)
+        self.thorn_out = fc_block(R, R, activation=act)
         self.clone_out_mlp = MLP(H + 2 * R, H, H, layer_num=2, activation=act)
         self.player_mlp = MLP(4 * H, H, H, layer_num=2, activation=act)
 
@@ -86,25 +109,28 @@ class Encoder(nn.Module):
 
         clone_mask = flat('clone_mask').bool()  # (N, C); float 0/1 masks are accepted too
         thorn_mask = flat('thorn_mask').bool()  # (N, K)
+        # Slots past the last one valid anywhere in the batch are padding for every player: cut them off so the
+        # pairwise tensors are (N, C', C', R) and (N, C', K', R). Thorns in view rarely exceed 4 of K = 8.
+        C, K = used_slots(clone_mask), used_slots(thorn_mask)
+        clone_mask, thorn_mask = clone_mask[:, :C], thorn_mask[:, :K]
 
         s = self.scalar_mlp(flat('scalar'))  # (N, H)
         food = flat('food')  # (N, FOOD_CHANNELS, FOOD_GRID, FOOD_GRID)
         f = self.food_mlp(food.flatten(start_dim=1))  # (N, FOOD_CHANNELS * FOOD_GRID**2) -> (N, H)
 
-        clone_in = torch.cat([flat('clone'), flat('food_relation')], dim=-1)  # (N, C, CLONE_DIM + FOOD_REL_DIM)
+        clone_in = torch.cat([flat('clone')[:, :C], flat('food_relation')[:, :C]], dim=-1)  # (N, C, CLONE_DIM + FOOD_REL_DIM)
         e = self.clone_mlp(clone_in)  # (N, C, H)
 
         # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each valid i.
-        pair = self.pair_rel_fc(flat('clone_relation'))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
+        pair = self.pair_rel_fc(flat('clone_relation')[:, :C, :C])  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
         pair = pair + self.pair_ent_fc(e).unsqueeze(1)  # e_j: (N, C, R) -> (N, 1, C_j, R), broadcast over i
-        pair = self.pair_mlp(pair)  # (N, C_i, C_j, R)
         pair_mask = clone_mask.unsqueeze(2) & clone_mask.unsqueeze(1)  # (N, C_i, 1) & (N, 1, C_j) -> (N, C_i, C_j)
-        c = masked_max(pair, pair_mask, dim=2)  # (N, C_i, R)
+        c = self.pair_out(masked_relu_max(pair, pair_mask, dim=2))  # (N, C_i, R)
 
         # clone-thorn: pair (i, k) pooled over valid thorns k for each valid clone i.
-        thorn = self.thorn_mlp(flat('thorn_relation'))  # (N, C, K, THORN_REL) -> (N, C, K, R)
+        thorn = self.thorn_fc(flat('thorn_relation')[:, :C, :K])  # (N, C, K, THORN_REL) -> (N, C, K, R)
         thorn_pair_mask = clone_mask.unsqueeze(2) & thorn_mask.unsqueeze(1)  # (N, C, 1) & (N, 1, K) -> (N, C, K)
-        t = masked_max(thorn, thorn_pair_mask, dim=2)  # (N, C, R)
+        t = self.thorn_out(masked_relu_max(thorn, thorn_pair_mask, dim=2))  # (N, C, R)
 
         h = self.clone_out_mlp(torch.cat([e, c, t], dim=-1))  # (N, C, H + 2R) -> (N, C, H)
         clones = torch.cat([masked_max(h, clone_mask, dim=1), masked_mean(h, clone_mask, dim=1)], dim=-1)  # (N, 2H)
