@@ -39,6 +39,10 @@ class GoBiggerPPOEnv(BaseEnv):
         opponent='bot',  # who plays the other teams: one of opponents.OPPONENT_KINDS
         bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS (3 is the strongest)
         team_id=0,  # the team we control, in [0, team_num)
+        # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
+        # (the given actions are checked, then ignored) -- the reference rows of benchmarks/learning.py
+        stand_in=None,
+        stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         step_mul=2,  # game frames per env step (20 frames = 1 s of game time)
         reward_scale=1000.0,  # reward = our team's score change this step / reward_scale
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
@@ -77,6 +81,9 @@ class GoBiggerPPOEnv(BaseEnv):
         self._our_ids = [cfg.team_id * A + j for j in range(A)]
         other_ids = [pid for pid in range(team_num * A) if pid not in self._our_ids]
         self._opponents = Opponents(cfg.opponent, other_ids, cfg.bot_level)
+        self._stand_in = (
+            None if cfg.stand_in is None else Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level)
+        )
 
         self._observation_space = gym.spaces.Dict(
             {
@@ -144,6 +151,8 @@ class GoBiggerPPOEnv(BaseEnv):
         self._game.server._random.seed(self._game_seed)
         self._global_random_state = random.Random(self._game_seed).getstate()
         self._opponents.reset(self._game_seed)
+        if self._stand_in is not None:
+            self._stand_in.reset(self._game_seed + 1)  # its own random stream, apart from a random opponent's
         if self._replay_dir is not None:
             self._save_video_of_next_game()
 
@@ -163,6 +172,8 @@ class GoBiggerPPOEnv(BaseEnv):
         try:
             game_actions = {pid: to_game_action(k) for pid, k in zip(self._our_ids, action)}
             with self._own_global_random():
+                if self._stand_in is not None:
+                    game_actions = self._stand_in.act(self._player_states)
                 game_actions.update(self._opponents.act(self._player_states))
                 (global_state, player_states), team_rewards, done, _ = self._game.step(game_actions)
             obs = team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
@@ -205,7 +216,8 @@ class GoBiggerPPOEnv(BaseEnv):
         c = self._cfg
         return (
             f'GoBiggerPPOEnv(preset={c.preset}, team_id={c.team_id}, players={self._player_num}, '
-            f'opponents={self._opponents}, evaluator={c.is_evaluator})'
+            f'opponents={self._opponents}, evaluator={c.is_evaluator}'
+            + (f', stand_in={self._stand_in})' if self._stand_in is not None else ')')
         )
 
     # ---- helpers ----

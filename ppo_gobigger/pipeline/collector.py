@@ -97,8 +97,10 @@ class RolloutCollector:
         return self._to_rollout(rows)
 
     def info(self) -> Dict[str, int]:
-        """Counters for the log: games played, steps lost to env faults, env processes restarted."""
+        """Counters for the log: games played, steps lost to env faults, env processes restarted, and the seconds the
+        last collect() took."""
         return {
+            'collect_time': self.last_collect_time,
             'episode_count': self.episode_count,
             'lost_env_steps': self.lost_env_steps,
             'env_restarts': getattr(self._env, 'env_restarts', 0),

@@ -4,6 +4,7 @@ The signal raises ``TrainingInterrupted`` in the main thread at once, except ins
 iteration's updates and counters, a few seconds at most): there it is held and raised when the block ends.
 """
 import contextlib
+import os
 import signal
 import threading
 from typing import Iterator, Optional
@@ -31,6 +32,7 @@ class InterruptGuard:
         self._depth = 0  # nesting of critical()
         self._pending: Optional[int] = None
         self._previous = {}
+        self._pid = os.getpid()
 
     def __enter__(self) -> 'InterruptGuard':
         if threading.current_thread() is threading.main_thread():
@@ -44,6 +46,12 @@ class InterruptGuard:
         self._previous.clear()
 
     def _handle(self, signum, frame) -> None:
+        if os.getpid() != self._pid:
+            # an env process forked while the guard was on inherits this handler: there the signal means what it
+            # always means (a manager closing its envs terminates them), so die of it as if no handler were set
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         if self._depth > 0:
             self._pending = signum
         else:

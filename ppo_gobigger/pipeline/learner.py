@@ -6,6 +6,7 @@ atomically and do not carry the value-norm statistics; this one does both, with 
 import json
 import logging
 import os
+import time
 from typing import Any, Dict, Optional
 
 import torch
@@ -35,13 +36,16 @@ class Learner:
         # the env processes wait while the learner works: it may use every core, then gives them back
         threads = torch.get_num_threads()
         torch.set_num_threads(self._config.policy.learn.torch_threads or os.cpu_count() or 1)
+        start = time.time()
         try:
             stats = self._learn.forward(rollout, progress=progress)
         finally:
             torch.set_num_threads(threads)
+        learn_time = time.time() - start
         self.train_iter += stats['update_count']
+        record = dict(train_iter=self.train_iter, envstep=envstep, **stats, **collector_info, learn_time=learn_time)
         with open(self._log_path, 'a') as f:
-            f.write(json.dumps({'train_iter': self.train_iter, 'envstep': envstep, **stats, **collector_info}) + '\n')
+            f.write(json.dumps(record) + '\n')
         return stats
 
     def save(self, envstep: int, extra: Dict[str, Any], name: Optional[str] = None) -> str:
