@@ -44,6 +44,9 @@ from ppo_gobigger.pipeline.learner import Learner
 from ppo_gobigger.pipeline.serial import build_policy, set_global_seed
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
+TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')
+TABLE_MANAGERS = ('base', 'subprocess', 'async_subprocess')
+TABLE_ENV_NUMS = (1, 2, 4, 8)
 FEATURE_EVERY = 8  # worker 0 featurises every 8th state (its feature time is left out of its rate)
 
 
@@ -203,6 +206,8 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
     collect_total, learn_total = sum(collect_s), sum(learn_s)
     return dict(
         env_steps=steps,
+        env_steps_returned=timer.env_steps,  # every step the manager handed back while collecting
+        reached_learner=steps / max(timer.env_steps, 1),
         env_steps_per_s=steps / (collect_total + learn_total),
         collect_s=collect_s,
         learn_s=learn_s,
@@ -269,7 +274,48 @@ def print_report(settings: Dict, raw: Dict, train: Dict, ratio: float) -> None:
     print(f'raw rate       {raw["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots)')
     print(f'training rate  {train["env_steps_per_s"]:8.0f} env steps/s (collection {sum(train["collect_s"]):.1f} s '
           f'+ learning {sum(train["learn_s"]):.1f} s)')
+    print(f'env steps that reached the learner: {train["env_steps"]} of {train["env_steps_returned"]} '
+          f'({train["reached_learner"]:.2%})')
     print(f'ratio training / raw: {ratio:.3f}')
+
+
+def run_table(main_config, create_config, overrides: List[str], args) -> None:
+    """The README's table: ratio training / raw for each env manager x env count, raw measured once per count."""
+    rows = []
+    for env_num in TABLE_ENV_NUMS:
+        cfg, _ = compile_config(apply_overrides(main_config, overrides + [f'env.collector_env_num={env_num}']),
+                                create_config)
+        raw = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed)
+        for manager in TABLE_MANAGERS:
+            cell = overrides + [f'env.collector_env_num={env_num}', f'env.manager.type={manager}']
+            cfg, create_cfg = compile_config(apply_overrides(main_config, cell), create_config)
+            train = measure_training(cfg, create_cfg, args.iterations, 0)
+            ratio = train['env_steps_per_s'] / raw['env_steps_per_s']
+            rows.append(dict(manager=manager, env_num=env_num, raw_steps_per_s=raw['env_steps_per_s'],
+                             training_steps_per_s=train['env_steps_per_s'], ratio=ratio,
+                             collect_s=sum(train['collect_s']), learn_s=sum(train['learn_s']),
+                             reached_learner=train['reached_learner']))
+            print(f'{manager:17} {env_num} envs: raw {raw["env_steps_per_s"]:6.0f}  training '
+                  f'{train["env_steps_per_s"]:5.0f} env steps/s  ratio {ratio:.3f}', flush=True)
+    result = dict(
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        settings=dict(config=os.path.relpath(args.config), overrides=overrides, iterations=args.iterations,
+                      raw_seconds=args.raw_seconds),
+        rows=rows,
+        machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
+                     loadavg_at_end=os.getloadavg()),
+    )
+    os.makedirs(os.path.dirname(TABLE_RESULTS), exist_ok=True)
+    with open(TABLE_RESULTS, 'w') as f:
+        json.dump(result, f, indent=2)
+    print(f'wrote {TABLE_RESULTS}\n')
+    header = '| env manager | ' + ' | '.join(f'{n} env{"s" if n > 1 else ""}' for n in TABLE_ENV_NUMS) + ' |'
+    print(header)
+    print('|' + ' --- |' * (len(TABLE_ENV_NUMS) + 1))
+    for manager in TABLE_MANAGERS:
+        cells = [next(r for r in rows if r['manager'] == manager and r['env_num'] == n) for n in TABLE_ENV_NUMS]
+        print(f'| {manager} | ' + ' | '.join(f'{c["ratio"]:.2f} ({c["training_steps_per_s"]:.0f}/'
+                                             f'{c["raw_steps_per_s"]:.0f})' for c in cells) + ' |')
 
 
 def main() -> None:
@@ -283,10 +329,15 @@ def main() -> None:
     parser.add_argument('--raw-seconds', type=float, default=30.0, help='wall time of each raw env process')
     parser.add_argument('--eval-episodes', type=int, default=0, help='also time one evaluation of N games')
     parser.add_argument('--output', default=RESULTS, help='where the JSON goes')
+    parser.add_argument('--table', action='store_true',
+                        help=f'measure every env manager x env count {TABLE_ENV_NUMS} instead; writes {TABLE_RESULTS}')
     args = parser.parse_args()
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)
+    if args.table:
+        run_table(main_config, create_config, list(args.set), args)
+        return
     overrides = list(args.set)
     if args.env_num is not None:
         overrides.append(f'env.collector_env_num={args.env_num}')

@@ -15,6 +15,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from easydict import EasyDict
 
+from .envs.opponents import BOT_LEVELS
+
 
 class ConfigError(ValueError):
     """A user config that cannot be run: unknown key, wrong type, inconsistent settings."""
@@ -29,6 +31,7 @@ def default_config() -> EasyDict:
     """The full default main_config: every key a user may set, with its default."""
     from .envs.gobigger_env import GoBiggerPPOEnv
     from .model.gobigger_ppo_model import GoBiggerPPoModel
+    from .pipeline.pretrain import PRETRAIN_CONFIG
     from .policy.gobigger_ppo import GoBiggerPPOPolicy
 
     policy = GoBiggerPPOPolicy.default_config()
@@ -58,6 +61,8 @@ def default_config() -> EasyDict:
                 # (int) Games to record for each new best checkpoint (the first held-out evaluation games).
                 episodes=1,
             ),
+            # Kickstart: the policy imitates GoBigger's bots before PPO (pipeline/pretrain.py).
+            pretrain=copy.deepcopy(PRETRAIN_CONFIG),
             env=env,
             policy=policy,
         )
@@ -181,6 +186,11 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'policy.learn.epoch_per_collect must be >= 1, got {learn.epoch_per_collect}')
     if learn.dual_clip is not None and learn.dual_clip <= 1.0:
         raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
+    if cfg.pretrain.env_steps < 0 or cfg.pretrain.epochs < 1:
+        raise ConfigError(f'pretrain.env_steps must be >= 0 and pretrain.epochs >= 1, got {cfg.pretrain.env_steps} '
+                          f'and {cfg.pretrain.epochs}')
+    if cfg.pretrain.bot_level not in BOT_LEVELS:
+        raise ConfigError(f'pretrain.bot_level {cfg.pretrain.bot_level!r} is not one of {BOT_LEVELS}')
     if cfg.replay.episodes < 1:
         raise ConfigError(f'replay.episodes must be >= 1, got {cfg.replay.episodes}')
     if learn.lr_anneal and not cfg.max_env_step:

@@ -10,7 +10,7 @@ GoBigger 0.2 has no "stop" action (0.1.x had one); angles are in the game's x/y 
 """
 
 import math
-from typing import Any, List
+from typing import Any, List, Sequence
 
 import numpy as np
 
@@ -33,6 +33,19 @@ ACTION_TABLE = tuple(
 def to_game_action(index: int) -> List:
     """The GoBigger action [x, y, action_type] for one action index in [0, ACTION_NUM) (a fresh list)."""
     return list(ACTION_TABLE[index])
+
+
+def from_game_action(action: Sequence) -> int:
+    """The action index nearest to a GoBigger action [x, y, action_type] (e.g. a bot's): eject and split map to
+    EJECT and SPLIT, a move to the closest of the MOVE_DIRECTIONS angles (a zero or missing direction to 0)."""
+    x, y, action_type = action
+    if action_type == EJECT_TYPE:
+        return EJECT
+    if action_type == SPLIT_TYPE:
+        return SPLIT
+    if not x and not y:
+        return 0
+    return round(math.atan2(y, x) / (2 * math.pi) * MOVE_DIRECTIONS) % MOVE_DIRECTIONS
 
 
 def check_actions(action: Any, player_num: int) -> np.ndarray:

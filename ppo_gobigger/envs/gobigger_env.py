@@ -21,7 +21,7 @@ from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
 from gobigger.envs import create_env
 
-from .actions import ACTION_NUM, check_actions, to_game_action
+from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, empty_features, team_features
 from .opponents import Opponents, check_opponent
 
@@ -40,7 +40,8 @@ class GoBiggerPPOEnv(BaseEnv):
         bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS (3 is the strongest)
         team_id=0,  # the team we control, in [0, team_num)
         # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
-        # (the given actions are checked, then ignored) -- the reference rows of benchmarks/learning.py
+        # (the given actions are checked, then ignored; info['stand_in_action'] says what it played) -- the
+        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         step_mul=2,  # game frames per env step (20 frames = 1 s of game time)
@@ -174,6 +175,7 @@ class GoBiggerPPOEnv(BaseEnv):
             with self._own_global_random():
                 if self._stand_in is not None:
                     game_actions = self._stand_in.act(self._player_states)
+                    played = np.array([from_game_action(game_actions[pid]) for pid in self._our_ids])
                 game_actions.update(self._opponents.act(self._player_states))
                 (global_state, player_states), team_rewards, done, _ = self._game.step(game_actions)
             obs = team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
@@ -190,6 +192,8 @@ class GoBiggerPPOEnv(BaseEnv):
         if done:
             info = self._episode_end_info(global_state['leaderboard'])
             self._player_states = None
+        if self._stand_in is not None:
+            info['stand_in_action'] = played  # (A,) the stand-in's moves as action indices: demonstrations
         return BaseEnvTimestep(obs, np.array([reward], np.float32), bool(done), info)
 
     def close(self) -> None:

@@ -43,10 +43,13 @@ class Learner:
             torch.set_num_threads(threads)
         learn_time = time.time() - start
         self.train_iter += stats['update_count']
-        record = dict(train_iter=self.train_iter, envstep=envstep, **stats, **collector_info, learn_time=learn_time)
-        with open(self._log_path, 'a') as f:
-            f.write(json.dumps(record) + '\n')
+        self.log(dict(envstep=envstep, **stats, **collector_info, learn_time=learn_time))
         return stats
+
+    def log(self, record: Dict[str, Any]) -> None:
+        """Append one line to learner.jsonl: the gradient updates so far, then ``record``."""
+        with open(self._log_path, 'a') as f:
+            f.write(json.dumps({'train_iter': self.train_iter, **record}) + '\n')
 
     def save(self, envstep: int, extra: Dict[str, Any], name: Optional[str] = None) -> str:
         """Checkpoint the learn state, the counters and ``extra`` (what else a resumed run restores)."""

@@ -20,6 +20,7 @@ from .evaluator import Evaluator, format_report
 from .env_manager import build_env_managers, close_env_manager
 from .interrupt import InterruptGuard, TrainingInterrupted
 from .learner import Learner
+from .pretrain import pretrain
 from .monitor import TrainingMonitor
 
 logger = logging.getLogger('ppo_gobigger')
@@ -119,11 +120,17 @@ def train(
 
     try:
         with guard:
+            demo_envstep = 0
+            if payload is None and cfg.pretrain.env_steps > 0:
+                stats = pretrain(policy, cfg, create_cfg)
+                demo_envstep = learned_envstep = stats['env_steps']
+                learner.log(dict(envstep=demo_envstep, kickstart=True, **stats))
+                resume_state = {'rng': rng_state(), 'collector_episodes': episodes_played}
             collector_env.seed(cfg.seed, dynamic_seed=True)
             collector_env.launch()
             evaluator_env.launch()
             collector = RolloutCollector(collector_env, policy.collect_mode, cfg.policy.collect.n_sample)
-            collector.envstep = learned_envstep
+            collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
             if episodes_played is not None:
                 collector.env_episodes = list(episodes_played)
             resume_state['collector_episodes'] = list(collector.env_episodes)

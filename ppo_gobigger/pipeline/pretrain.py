@@ -1,0 +1,107 @@
+"""Kickstart (``pretrain.env_steps > 0``): before PPO, GoBigger's bots play our team's side for a number of whole
+games; the actor learns their moves (behaviour cloning) and the critic those games' discounted returns. PPO then
+starts from a policy that already plays like the bots instead of from a uniform one.
+
+The demonstration games are collector games (even game seeds, never an evaluation game) on an env seed block of
+their own (``seed + DEMO_SEED_OFFSET``), played by the collector's env manager type with ``env.stand_in='bot'``;
+their env steps count towards the run's env steps like any other.
+"""
+import copy
+import logging
+import time
+from typing import Dict, List
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from .env_manager import build_env_managers, close_env_manager
+
+logger = logging.getLogger(__name__)
+
+DEMO_SEED_OFFSET = 500  # demonstration games: env seed = seed + this (training games use seed)
+PRETRAIN_CONFIG = dict(
+    # (int) Env steps of demonstration games before PPO (whole games: rounded up to the end of each env's game);
+    # 0: no kickstart, PPO starts from the initial policy.
+    env_steps=0,
+    # (int) Level of the GoBigger bots whose play is imitated (1, 2 or 3).
+    bot_level=2,
+    # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size, lr policy.learn.learning_rate).
+    epochs=4,
+)
+
+
+def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, torch.Tensor]:
+    """Play whole games with bots on our side; returns obs {key: (S, A, ...)}, action (S, A), returns (S, A)
+    (discounted with policy.learn.discount_factor within each game) and the env step count S."""
+    demo_cfg = copy.deepcopy(cfg)
+    demo_cfg.env.stand_in = 'bot'
+    demo_cfg.env.stand_in_bot_level = cfg.pretrain.bot_level
+    demo_cfg.env.first_episode = 0
+    manager, _ = build_env_managers(demo_cfg, create_cfg, evaluate=False)
+    gamma = cfg.policy.learn.discount_factor
+    games: List[Dict[str, list]] = []
+    try:
+        manager.seed(cfg.seed + DEMO_SEED_OFFSET, dynamic_seed=True)
+        manager.launch()
+        current = {i: _new_game() for i in range(manager.env_num)}
+        collected, active = 0, set(current)
+        while active:
+            ready = {i: obs for i, obs in manager.ready_obs.items() if i in active}
+            if not ready:
+                time.sleep(0.001)
+                continue
+            player_num = len(next(iter(ready.values()))['scalar'])
+            timesteps = manager.step({i: np.zeros(player_num, np.int64) for i in ready})  # ignored by the stand-in
+            for i, timestep in timesteps.items():
+                if timestep.info.get('abnormal', False):  # a failed game: drop it, the env starts another
+                    current[i] = _new_game()
+                    manager.reset({i: None})
+                    continue
+                game = current[i]
+                game['obs'].append(ready[i])
+                game['action'].append(timestep.info['stand_in_action'])
+                game['reward'].append(float(np.asarray(timestep.reward).sum()))
+                collected += 1
+                if timestep.done:
+                    games.append(game)
+                    current[i] = _new_game()
+                    if collected >= cfg.pretrain.env_steps:
+                        active.discard(i)  # this env's last game is whole; the others finish theirs
+    finally:
+        close_env_manager(manager)
+    steps = sum(len(g['reward']) for g in games)
+    obs = {k: torch.from_numpy(np.concatenate([np.stack([o[k] for o in g['obs']]) for g in games]))
+           for k in games[0]['obs'][0]}  # {key: (S, A, ...)}
+    action = torch.from_numpy(np.concatenate([np.stack(g['action']) for g in games]))  # (S, A)
+    returns = torch.from_numpy(np.concatenate([_discounted(g['reward'], gamma) for g in games]))  # (S,)
+    returns = returns.float().unsqueeze(1).expand_as(action).contiguous()  # the team's return, per player (S, A)
+    logger.info(f'demonstrations: {len(games)} games, {steps} env steps of level-{cfg.pretrain.bot_level} bots, '
+                f'played but not kept: {collected - steps} steps of unfinished games')
+    return dict(obs=obs, action=action, returns=returns, env_steps=collected)
+
+
+def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, float]:
+    """Collect the demonstrations and imitate them; returns the imitation statistics and the env steps played."""
+    start = time.time()
+    demos = collect_demonstrations(cfg, create_cfg)
+    collect_time = time.time() - start
+    stats = policy.imitate(demos['obs'], demos['action'], demos['returns'], cfg.pretrain.epochs)
+    stats.update(env_steps=demos['env_steps'], collect_time=collect_time,
+                 learn_time=time.time() - start - collect_time)
+    logger.info('kickstart: ' + ', '.join(f'{k} {v:.4g}' for k, v in stats.items()))
+    return stats
+
+
+def _new_game() -> Dict[str, list]:
+    return {'obs': [], 'action': [], 'reward': []}
+
+
+def _discounted(rewards: List[float], gamma: float) -> np.ndarray:
+    """Discounted return from each step of one whole game: G_t = r_t + gamma * G_{t+1}, G after the end = 0."""
+    out = np.zeros(len(rewards), np.float64)
+    running = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        running = rewards[t] + gamma * running
+        out[t] = running
+    return out
