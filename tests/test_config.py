@@ -64,6 +64,8 @@ def test_wrong_type_is_an_error(default_files):
         ('env.manager.shared_memroy=True', 'shared_memory'),
         ('policy.learn.dual_clip=0.5', 'dual_clip'),
         ('env.manager.step_timeout=2.5', 'whole number of seconds'),
+        ('pretrain.bot_level=5', r'pretrain.bot_level 5 is not one of \(1, 2, 3\)'),
+        ('pretrain.env_steps=-1', 'pretrain.env_steps must be >= 0'),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):

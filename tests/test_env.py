@@ -12,7 +12,7 @@ from ppo_gobigger.envs import (
     ACTION_NUM, MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES, PRESETS, GameConsts, GoBiggerPPOEnv, check_actions,
     player_features, to_game_action
 )
-from ppo_gobigger.envs.actions import EJECT, SPLIT
+from ppo_gobigger.envs.actions import EJECT, SPLIT, from_game_action
 from ppo_gobigger.envs.features import FOOD_MISSING_DIST
 
 SPLIT_HEAVY = np.full(ACTION_NUM, 0.7 / 16)  # random play that splits often, so clone counts grow
@@ -68,6 +68,15 @@ def test_action_table():
     assert to_game_action(SPLIT) == [None, None, 2]
 
 
+def test_from_game_action_inverts_the_table_and_rounds_to_the_nearest_direction():
+    assert [from_game_action(to_game_action(k)) for k in range(ACTION_NUM)] == list(range(ACTION_NUM))
+    step = 2 * math.pi / 16
+    assert from_game_action([math.cos(0.4 * step), math.sin(0.4 * step), 0]) == 0
+    assert from_game_action([math.cos(0.6 * step), math.sin(0.6 * step), 0]) == 1
+    assert from_game_action([math.cos(-0.6 * step), math.sin(-0.6 * step), 0]) == 15
+    assert from_game_action([0, 0, 0]) == 0  # GoBigger bots send a zero direction while they split
+
+
 def test_check_actions_accepts_and_rejects():
     for good in ([0, 17], np.array([3, 4]), torch.tensor([5, 6]), np.array([1.0, 2.0])):
         out = check_actions(good, 2)
@@ -92,6 +101,8 @@ def test_check_actions_accepts_and_rejects():
         (dict(bot_level=4), r'bot_level 4'),
         (dict(opponent='human'), r"'human'.*'bot', 'random'"),
         (dict(team_id=2), r'team_id 2'),
+        (dict(stand_in='human'), r"'human'.*'bot', 'random'"),
+        (dict(stand_in='bot', stand_in_bot_level=0), r'bot_level 0'),
         (dict(custom_cfg={'frame_limt': 10}), r'frame_limt'),
         (dict(custom_cfg={'manager_settings': {'food_manager': {'num_innit': 1}}}), r'num_innit'),
     ]
@@ -336,3 +347,27 @@ def test_enable_save_replay_writes_a_video(tmp_path):
     env.enable_save_replay(str(tmp_path))
     play(env, seed=0)
     assert (tmp_path / f'st_t2p2_seed{env.game_seed}-all.mp4').stat().st_size > 0
+
+
+def test_stand_in_plays_our_side_and_reports_its_moves():
+    """With a bot stand-in the given actions are ignored (any action gives the same game) and every step says,
+    as action indices, what the bot played; without one the actions matter."""
+    def play(stand_in, action):
+        env = GoBiggerPPOEnv(dict(stand_in=stand_in, custom_cfg={'frame_limit': 60}, is_evaluator=True))
+        env.seed(4)
+        env.reset()
+        moves, done = [], False
+        while not done:
+            timestep = env.step(np.full(2, action))
+            done = timestep.done
+            moves.append(timestep.info.get('stand_in_action'))
+        env.close()
+        return timestep.info['final_score'], moves
+
+    score_a, moves_a = play('bot', 0)
+    score_b, moves_b = play('bot', EJECT)
+    assert score_a == score_b
+    assert all(m.shape == (2, ) and m.dtype == np.int64 and ((0 <= m) & (m < ACTION_NUM)).all() for m in moves_a)
+    assert [m.tolist() for m in moves_a] == [m.tolist() for m in moves_b]
+    assert len({m.tolist()[0] for m in moves_a}) > 1  # the bot steers
+    assert play(None, 0)[0] != play(None, EJECT)[0]
