@@ -176,7 +176,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         set_rng_state(payload['rng'])
     if cfg.distributed.backend == 'ray':
         from .ray_pipeline import RayWorkers
-        workers = RayWorkers(cfg, create_cfg, model, first_episodes, exp_dir)
+        workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
         workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir)
