@@ -19,6 +19,9 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+# the keys of RolloutCollector.info() that count events, summed over workers or ranks
+COUNTERS = ('episode_count', 'lost_env_steps', 'env_restarts')
+
 
 class RolloutCollector:
 

@@ -23,7 +23,7 @@ import torch.distributed as dist
 from easydict import EasyDict
 
 from ..config import ConfigError
-from .collector import RolloutCollector, share_config, split_envs
+from .collector import COUNTERS, RolloutCollector, share_config, split_envs
 
 logger = logging.getLogger('ppo_gobigger')
 TIMEOUT = datetime.timedelta(minutes=30)  # the longest a rank waits in a collective (rank 0 evaluating, recording)
@@ -182,10 +182,10 @@ class DistributedCollector:
         for r in ranks:
             self.recent_episodes.extend(r[1])
         self.env_episodes = [n for r in ranks for n in r[2]]
-        self._info = {key: sum(r[3][key] for r in ranks) for key in ranks[0][3]}
+        self._info = {**self._local.info(), **{key: sum(r[3][key] for r in ranks) for key in COUNTERS}}
         self.last_collect_time = max(r[4] for r in ranks)
         return rollout
 
     def info(self) -> Dict[str, int]:
-        """RolloutCollector.info() summed over the ranks, as of the last collect."""
+        """This rank's RolloutCollector.info(), its COUNTERS summed over the ranks, as of the last collect."""
         return dict(self._info)

@@ -14,8 +14,9 @@ exception inside an actor (an env that keeps failing...) stops training as it wo
 
 What each iteration adds to learner.jsonl (RayCollector.info): episode_count, lost_env_steps, env_restarts (all
 workers), worker_restarts and dropped_rollouts, worker_sps (sum over workers of env steps / collection time),
-weights_bytes, weights_put_s (driver), weights_get_s (slowest worker: fetch + load), rollout_bytes,
-rollout_get_s (driver: fetch and deserialise every worker's rollout) and concat_s (joining them).
+worker_collect_s (the slowest worker's collection time), weights_bytes, weights_put_s (driver), weights_get_s
+(slowest worker: fetch + load), rollout_bytes, rollout_get_s (driver: fetch and deserialise every worker's
+rollout) and concat_s (joining them).
 """
 import copy
 import logging
@@ -32,7 +33,7 @@ from easydict import EasyDict
 from ray.exceptions import RayActorError
 
 from ..config import ConfigError
-from .collector import RolloutCollector, share_config, split_envs
+from .collector import COUNTERS, RolloutCollector, share_config, split_envs
 from .env_manager import build_env_managers, close_env_manager
 from .evaluator import Evaluator, append_report
 from .serial import build_policy, set_global_seed
@@ -85,7 +86,7 @@ class RolloutWorker:
             sum(a.nbytes for k, a in rollout.items() if k != 'obs'),
             'episodes': list(self._collector.recent_episodes)[-new_games:] if new_games else [],
             'env_episodes': list(self._collector.env_episodes),
-            **{k: after[k] - before[k] for k in after},  # this collect's games, lost steps, env restarts
+            **{k: after[k] - before[k] for k in COUNTERS},  # this collect's games, lost steps, env restarts
         }
         return stats, rollout
 
@@ -233,10 +234,11 @@ class RayCollector:
         self.envstep += sum(s['envstep'] for s in stats)
         for s in stats:
             self.recent_episodes.extend(s['episodes'])
-            for key in ('episode_count', 'lost_env_steps', 'env_restarts'):
+            for key in COUNTERS:
                 self._totals[key] += s[key]
         self._last = dict(
             worker_sps=sum(s['envstep'] / max(s['collect_s'], 1e-9) for s in stats),
+            worker_collect_s=max(s['collect_s'] for s in stats),
             weights_bytes=self._publisher.bytes,
             weights_put_s=self._publisher.last_put_s,
             weights_get_s=max(s['weights_get_s'] for s in stats),

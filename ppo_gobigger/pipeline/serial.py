@@ -171,15 +171,15 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     policy, model = build_policy(rank_cfg, create_cfg)
     broadcast_module(model)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
-    if payload:
-        learner.restore(payload, resume)
-        set_rng_state(payload['rng'])
     if cfg.distributed.backend == 'ray':
         from .ray_pipeline import RayWorkers
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
         workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir)
+    if payload:
+        learner.restore(payload, resume)
+        set_rng_state(payload['rng'])
     monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay) if rank.is_main else None
     guard = InterruptGuard()
     report = {}
