@@ -135,6 +135,7 @@ def main() -> None:
         hidden_size=cfg.policy.model.hidden_size, iterations=args.iterations, ray_workers=dist.num_workers,
         ray_worker_cpus=dist.worker_cpus, bandwidth_mb_s=args.bandwidth_mb_s,
     )
+    loadavg_at_start = os.getloadavg()
     local = run_backend(cfg, create_cfg, 'local', args.iterations)
     ray_run = run_backend(cfg, create_cfg, 'ray', args.iterations)
     ratio = ray_run['env_steps_per_s'] / local['env_steps_per_s']
@@ -144,7 +145,7 @@ def main() -> None:
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
         settings=settings, local=local, ray=ray_run, ratio_ray_to_local=ratio, projection=projection,
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
-                     loadavg_at_end=os.getloadavg()),
+                     loadavg_at_start=loadavg_at_start, loadavg_at_end=os.getloadavg()),
     )
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, 'w') as f:
