@@ -1,5 +1,5 @@
-# The commands of the README. Each creates .venv and installs the package with its test extra the first
-# time (reused afterwards; re-installed when setup.py changes), then runs its job.
+# The commands of the README. Each creates .venv and installs the package with its test and ray extras the
+# first time (reused afterwards; re-installed when setup.py changes), then runs its job.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -18,5 +18,5 @@ docs: $(STAMP)  # the README's config reference, regenerated from the code
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --progress-bar off -e '.[test]'
+	$(PY) -m pip install --progress-bar off -e '.[test,ray]'
 	touch $(STAMP)

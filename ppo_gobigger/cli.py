@@ -32,6 +32,18 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument('--resume', default=None, metavar='CKPT', help='continue from this checkpoint')
     parser.add_argument(
+        '--backend', default=None, metavar='NAME',
+        help="'local' (the default; one process, or one per rank under torchrun) or 'ray' (rollout workers are Ray "
+        'actors); same as --set distributed.backend=NAME'
+    )
+    parser.add_argument('--num-workers', type=int, default=None, metavar='N',
+                        help='Ray rollout workers; same as --set distributed.num_workers=N')
+    parser.add_argument(
+        '--ray-address', default=None, metavar='ADDRESS',
+        help="Ray cluster to join ('auto' or HEAD_IP:6379; default: start a local one); "
+        'same as --set distributed.address=ADDRESS'
+    )
+    parser.add_argument(
         '--no-progress', dest='progress', action='store_const', const=False, default=None,
         help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
     )
@@ -47,6 +59,10 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         main_config = apply_overrides(main_config, args.set)
         if args.exp_name is not None:
             main_config['exp_name'] = args.exp_name
+        for key, value in (('backend', args.backend), ('num_workers', args.num_workers),
+                           ('address', args.ray_address)):
+            if value is not None:
+                main_config.setdefault('distributed', {})[key] = value
         compile_config(main_config, create_config)  # fail on a bad config before any process starts
         from .pipeline.serial import train
         _, report = train(main_config, create_config, seed=args.seed, max_env_step=args.max_env_step,
@@ -54,14 +70,18 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     except TrainingInterrupted as e:
-        print(f'{e.signal_name}: training stopped. Checkpoint: {e.checkpoint}\n'
-              f'resume with: --resume {e.checkpoint}', file=sys.stderr)
+        if e.checkpoint is None:  # a torchrun rank other than 0: rank 0 writes the checkpoint
+            print(f'{e.signal_name}: training stopped.', file=sys.stderr)
+        else:
+            print(f'{e.signal_name}: training stopped. Checkpoint: {e.checkpoint}\n'
+                  f'resume with: --resume {e.checkpoint}', file=sys.stderr)
         return e.exit_code
     except NonFiniteLossError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1
-    print(f'final evaluation: reward_mean {report["reward_mean"]:.3f} win_rate {report["win_rate"]:.2f} '
-          f'score_ratio_mean {report["score_ratio_mean"]:.3f}')
+    if report:  # under torchrun, rank 0 alone evaluates
+        print(f'final evaluation: reward_mean {report["reward_mean"]:.3f} win_rate {report["win_rate"]:.2f} '
+              f'score_ratio_mean {report["score_ratio_mean"]:.3f}')
     return 0
 
 

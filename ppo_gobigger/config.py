@@ -7,6 +7,7 @@ an error too.
 import ast
 import copy
 import difflib
+import importlib.util
 import inspect
 import os
 import runpy
@@ -25,13 +26,13 @@ class ConfigError(ValueError):
 # Sections whose keys belong to another library's config and are checked against that library's defaults.
 FREE_FORM = ('env.custom_cfg', 'env.manager')
 _MANAGER_TYPES = ('base', 'subprocess', 'async_subprocess')
+BACKENDS = ('local', 'ray')  # distributed.backend
 
 
 def default_config() -> EasyDict:
     """The full default main_config: every key a user may set, with its default."""
     from .envs.gobigger_env import GoBiggerPPOEnv
     from .model.gobigger_ppo_model import GoBiggerPPoModel
-    from .pipeline.pretrain import PRETRAIN_CONFIG
     from .policy.gobigger_ppo import GoBiggerPPOPolicy
 
     policy = GoBiggerPPOPolicy.default_config()
@@ -61,8 +62,28 @@ def default_config() -> EasyDict:
                 # (int) Games to record for each new best checkpoint (the first held-out evaluation games).
                 episodes=1,
             ),
-            # Kickstart: the policy imitates GoBigger's bots before PPO (pipeline/pretrain.py).
-            pretrain=copy.deepcopy(PRETRAIN_CONFIG),
+            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/pretrain.py)
+                # (int) Env steps of demonstration games before PPO, counted in the run's env steps (whole games:
+                # each env finishes the game it is in); 0: no kickstart. Held in memory: ~22 KB per env step.
+                env_steps=0,
+                # (int) Level of the bots that play our side in the demonstrations (1, 2 or 3).
+                bot_level=2,
+                # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size, its learning_rate).
+                epochs=4,
+            ),
+            distributed=dict(
+                # (str) Where the rollouts are collected: 'local' (env managers of this process; under torchrun,
+                # of each rank: see README "Scaling out") or 'ray' (rollout workers are Ray actors).
+                backend='local',
+                # (int) Ray rollout worker actors; env.collector_env_num is split over them (backend 'ray').
+                num_workers=2,
+                # (str or None) Ray cluster to join, e.g. 'auto' or 'HEAD_IP:6379'; None starts a local one.
+                address=None,
+                # (int or None) CPUs of the local Ray cluster started when address is None; None: all cores.
+                num_cpus=None,
+                # (float) CPUs Ray reserves for each rollout worker (its envs' share of a machine).
+                worker_cpus=1.0,
+            ),
             env=env,
             policy=policy,
         )
@@ -195,6 +216,26 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'replay.episodes must be >= 1, got {cfg.replay.episodes}')
     if learn.lr_anneal and not cfg.max_env_step:
         raise ConfigError('policy.learn.lr_anneal needs max_env_step (the schedule runs from 0 to max_env_step)')
+    _check_distributed(cfg)
+
+
+def _check_distributed(cfg: EasyDict) -> None:
+    dist = cfg.distributed
+    if dist.backend not in BACKENDS:
+        raise ConfigError(f'unknown distributed.backend {dist.backend!r}: choose one of {", ".join(BACKENDS)}')
+    if dist.backend != 'ray':
+        return
+    if not 1 <= dist.num_workers <= cfg.env.collector_env_num:
+        raise ConfigError(
+            f'distributed.num_workers ({dist.num_workers}) must be between 1 and env.collector_env_num '
+            f'({cfg.env.collector_env_num}): each rollout worker runs at least one collector env'
+        )
+    if dist.num_cpus is not None and dist.num_cpus < 1:
+        raise ConfigError(f'distributed.num_cpus must be None or >= 1, got {dist.num_cpus}')
+    if dist.worker_cpus < 0:
+        raise ConfigError(f'distributed.worker_cpus must be >= 0, got {dist.worker_cpus}')
+    if importlib.util.find_spec('ray') is None:
+        raise ConfigError("distributed.backend='ray' needs Ray, which is not installed: pip install -e '.[ray]'")
 
 
 def parse_value(text: str) -> Any:

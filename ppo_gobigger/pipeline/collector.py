@@ -9,6 +9,7 @@ segments differ in length when an env was resetting while the others stepped (th
 with a ``valid`` mask). With async_subprocess the manager returns whichever envs are ready, a rollout may hold a
 step more than n_sample, and steps still in flight when a rollout is complete open the next one.
 """
+import copy
 import logging
 import time
 from collections import deque
@@ -16,6 +17,10 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
+from easydict import EasyDict
+
+# the keys of RolloutCollector.info() that count events, summed over workers or ranks
+COUNTERS = ('episode_count', 'lost_env_steps', 'env_restarts')
 
 
 class RolloutCollector:
@@ -131,3 +136,21 @@ def _padding_row(template: Dict[str, Any]) -> Dict[str, Any]:
     row['cut'] = True
     row['done'] = True
     return row
+
+
+def split_envs(env_num: int, parts: int) -> List[range]:
+    """The global indices of ``env_num`` collector envs split over ``parts`` workers or ranks, in order; when they
+    do not divide evenly the first ``env_num % parts`` parts get one env more."""
+    sizes = [env_num // parts + (1 if k < env_num % parts else 0) for k in range(parts)]
+    starts = np.cumsum([0] + sizes)
+    return [range(int(starts[k]), int(starts[k + 1])) for k in range(parts)]
+
+
+def share_config(cfg: EasyDict, envs: range) -> EasyDict:
+    """The config of a worker or rank that runs the collector envs ``envs`` (global indices) of ``cfg``: its env
+    count, and its share of n_sample (n_sample / collector_env_num steps per env, as in one process)."""
+    steps_per_env = cfg.policy.collect.n_sample // cfg.env.collector_env_num
+    share = copy.deepcopy(cfg)
+    share.env.collector_env_num = len(envs)
+    share.policy.collect.n_sample = steps_per_env * len(envs)
+    return share

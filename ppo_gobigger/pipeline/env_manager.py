@@ -37,12 +37,14 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
 
     def _create_env_subprocess(self, env_id: int) -> None:
         # Env processes ignore SIGINT: Ctrl+C reaches the whole process group, and the trainer, not its envs,
-        # decides how to stop (it checkpoints, then closes them).
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # decides how to stop (it checkpoints, then closes them). SIGTERM ends them at once, whatever handler
+        # the parent has (the trainer's, or a Ray worker's, which would print a traceback).
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             super()._create_env_subprocess(env_id)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
 
     def _restart(self, env_id: int, reason: str) -> None:
         failures = self._failures_in_a_row.get(env_id, 0) + 1

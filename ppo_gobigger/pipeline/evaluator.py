@@ -97,10 +97,15 @@ class Evaluator:
         }
         assert tuple(report) == REPORT_FIELDS
         if self._report_path:
-            os.makedirs(os.path.dirname(os.path.abspath(self._report_path)), exist_ok=True)
-            with open(self._report_path, 'a') as f:
-                f.write(json.dumps(report) + '\n')
+            append_report(self._report_path, report)
         return report
+
+
+def append_report(path: str, report: Dict[str, Any]) -> None:
+    """Append a report to a JSON-lines file (evaluator.jsonl)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, 'a') as f:
+        f.write(json.dumps(report) + '\n')
 
 
 def format_report(report: Dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ class TrainingInterrupted(BaseException):
         self.signum = signum
         self.signal_name = signal.Signals(signum).name
         self.exit_code = 128 + signum
+        self.checkpoint: Optional[str] = None  # set by the training loop once it has saved one
         super().__init__(f'training stopped by {self.signal_name}')
 
 

@@ -12,30 +12,32 @@ from typing import Any, Dict, Optional
 import torch
 
 from .checkpoint import check_model_state, save_checkpoint
+from .ddp import cores_per_process
 
 
 class Learner:
 
-    def __init__(self, policy, model, exp_dir: str, config: Dict) -> None:
+    def __init__(self, policy, model, exp_dir: str, config: Dict, write_log: bool = True) -> None:
         """
         Arguments:
             policy: the policy's learn_mode.
             model: the model it trains (checked against a checkpoint's parameters on resume).
             exp_dir: experiment folder; checkpoints go to exp_dir/ckpt, the per-iteration log to exp_dir/learner.jsonl.
             config: the compiled main_config, stored in every checkpoint.
+            write_log: write learner.jsonl (under torchrun, rank 0 alone does).
         """
         self._learn = policy
         self._model = model
         self._config = config
         self.ckpt_dir = os.path.join(exp_dir, 'ckpt')
-        self._log_path = os.path.join(exp_dir, 'learner.jsonl')
+        self._log_path = os.path.join(exp_dir, 'learner.jsonl') if write_log else None
         self.train_iter = 0  # gradient updates so far
         self.best_reward: Optional[float] = None
 
     def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
         # the env processes wait while the learner works: it may use every core, then gives them back
         threads = torch.get_num_threads()
-        torch.set_num_threads(self._config.policy.learn.torch_threads or os.cpu_count() or 1)
+        torch.set_num_threads(self._config.policy.learn.torch_threads or cores_per_process())
         start = time.time()
         try:
             stats = self._learn.forward(rollout, progress=progress)
@@ -47,7 +49,9 @@ class Learner:
         return stats
 
     def log(self, record: Dict[str, Any]) -> None:
-        """Append one line to learner.jsonl: the gradient updates so far, then ``record``."""
+        """Append one line to learner.jsonl: the gradient updates so far, then ``record`` (rank 0 only)."""
+        if self._log_path is None:
+            return
         with open(self._log_path, 'a') as f:
             f.write(json.dumps({'train_iter': self.train_iter, **record}) + '\n')
 

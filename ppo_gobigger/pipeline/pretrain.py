@@ -20,15 +20,6 @@ from .env_manager import build_env_managers, close_env_manager
 logger = logging.getLogger(__name__)
 
 DEMO_SEED_OFFSET = 500  # demonstration games: env seed = seed + this (training games use seed)
-PRETRAIN_CONFIG = dict(
-    # (int) Env steps of demonstration games before PPO (whole games: rounded up to the end of each env's game);
-    # 0: no kickstart, PPO starts from the initial policy.
-    env_steps=0,
-    # (int) Level of the GoBigger bots whose play is imitated (1, 2 or 3).
-    bot_level=2,
-    # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size, lr policy.learn.learning_rate).
-    epochs=4,
-)
 
 
 def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, torch.Tensor]:

@@ -1,4 +1,10 @@
-"""The training loop, in the shape of DI-engine's serial_pipeline_onpolicy: eval if due -> collect -> learn -> stop?"""
+"""The training loop, in the shape of DI-engine's serial_pipeline_onpolicy: eval if due -> collect -> learn -> stop?
+
+The loop is the same for every backend; what collects the rollouts and plays the evaluations differs:
+    distributed.backend 'local'  env managers of this process (LocalWorkers below)
+    distributed.backend 'ray'    rollout worker and evaluator actors of a Ray cluster (ray_pipeline.py)
+    torchrun, N ranks           each rank runs this loop on its share of the envs; gradients averaged (ddp.py)
+"""
 import copy
 import json
 import logging
@@ -7,7 +13,7 @@ import random
 import shutil
 import tempfile
 import time
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -15,7 +21,9 @@ from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
 from .checkpoint import load_checkpoint, rng_state, set_rng_state
-from .collector import RolloutCollector
+from .collector import RolloutCollector, split_envs
+from .ddp import (DistributedCollector, Rank, broadcast_module, decide, process_group, rank_config,
+                  rank_from_env)
 from .evaluator import Evaluator, format_report
 from .env_manager import build_env_managers, close_env_manager
 from .interrupt import InterruptGuard, TrainingInterrupted
@@ -60,6 +68,54 @@ def check_exp_dir(exp_dir: str) -> None:
         )
 
 
+class LocalWorkers:
+    """The collector envs of this process and, on rank 0, the evaluator envs, in DI-engine env managers.
+
+    Under torchrun a rank runs its share ``envs`` of the collector envs; env i of all ranks plays the games that
+    env i of a single process would (env seed = seed + i), so the ranks' games differ.
+    """
+
+    def __init__(self, cfg: EasyDict, create_cfg: EasyDict, policy, envs: range, first_episodes: List[int],
+                 rank: Rank, exp_dir: str) -> None:
+        """
+        Arguments:
+            cfg: this rank's config (ddp.rank_config).
+            policy: the policy whose collect and eval modes act.
+            envs: the global indices of this rank's collector envs.
+            first_episodes: games already played by each collector env of all ranks (a resumed run goes on).
+        """
+        self._cfg = cfg
+        self._policy = policy
+        self._envs = envs
+        self._first_episodes = list(first_episodes)
+        self._rank = rank
+        self._report_path = os.path.join(exp_dir, 'evaluator.jsonl')
+        self._collector_env, self._evaluator_env = build_env_managers(
+            cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop]
+        )
+
+    def start(self):
+        """Launch the envs; returns (collector, evaluator or None on ranks other than 0)."""
+        self._collector_env.seed(self._cfg.seed + self._envs.start, dynamic_seed=True)
+        self._collector_env.launch()
+        collector = RolloutCollector(self._collector_env, self._policy.collect_mode, self._cfg.policy.collect.n_sample)
+        collector.env_episodes = self._first_episodes[self._envs.start:self._envs.stop]
+        if self._rank.world_size > 1:
+            collector = DistributedCollector(collector, self._first_episodes)
+        evaluator = None
+        if self._evaluator_env is not None:
+            self._evaluator_env.launch()
+            evaluator = Evaluator(
+                self._evaluator_env, self._policy.eval_mode, self._cfg.env.n_evaluator_episode, self._cfg.seed,
+                self._report_path
+            )
+        return collector, evaluator
+
+    def close(self) -> None:
+        close_env_manager(self._collector_env)
+        close_env_manager(self._evaluator_env)
+
+
 def train(
         main_config: Dict,
         create_config: Optional[Dict] = None,
@@ -75,40 +131,68 @@ def train(
     checkpoint path: model, optimizer, value-norm statistics, counters, random generators and each collector
     env's game sequence continue from it. ``progress`` shows a progress bar (None: only on a terminal).
     SIGINT/SIGTERM stop the run at a safe point with a checkpoint; TrainingInterrupted says where it is.
+    Under torchrun (WORLD_SIZE > 1) this is one rank; ranks other than 0 return an empty report.
     """
     main_config = copy.deepcopy(main_config)
     for key, value in (('seed', seed), ('max_env_step', max_env_step), ('max_train_iter', max_train_iter)):
         if value is not None:
             main_config[key] = value
     cfg, create_cfg = compile_config(main_config, create_config)
+    rank = rank_from_env()
+    if rank.world_size > 1 and cfg.distributed.backend != 'local':
+        raise ConfigError(
+            f'distributed.backend {cfg.distributed.backend!r} has one learner: start it with python, not torchrun '
+            f'(WORLD_SIZE={rank.world_size}); torchrun runs backend \'local\''
+        )
+    if rank.world_size > 1 and cfg.pretrain.env_steps > 0 and not resume:
+        raise ConfigError(
+            f'pretrain.env_steps={cfg.pretrain.env_steps} under torchrun: the kickstart runs in one process. Run it '
+            'with python (e.g. --max-env-step equal to the demonstration steps), then go on with torchrun --resume CKPT'
+        )
+    rank_cfg = rank_config(cfg, rank)
+    with process_group(rank, cuda=cfg.policy.cuda and torch.cuda.is_available()):
+        return _train(cfg, rank_cfg, create_cfg, rank, resume, progress)
+
+
+def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, resume: Optional[str],
+           progress: Optional[bool]) -> Tuple[object, Dict]:
+    """The loop; ``cfg`` is the run's config, ``rank_cfg`` this rank's share of it (the same without torchrun)."""
     payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
     exp_dir = cfg.exp_name
-    check_exp_dir(exp_dir)
-    with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
-        json.dump(cfg, f, indent=2, default=str)
+    if rank.is_main:
+        check_exp_dir(exp_dir)
+        with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
+            json.dump(cfg, f, indent=2, default=str)
     # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
     # slower here); the learner takes every core while they wait (Learner.train).
     torch.set_num_threads(cfg.policy.torch_threads)
-    set_global_seed(cfg.seed)
+    set_global_seed(cfg.seed + rank.index)  # ranks sample their own actions; rank 0's initial parameters are shared
 
     episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any
     if episodes_played is not None and len(episodes_played) != cfg.env.collector_env_num:
         logger.warning(f'the checkpoint had {len(episodes_played)} collector envs, this run has '
                        f'{cfg.env.collector_env_num}: their games start from the beginning of the sequence')
         episodes_played = None
-    collector_env, evaluator_env = build_env_managers(cfg, create_cfg, first_episodes=episodes_played)
-    policy, model = build_policy(cfg, create_cfg)
-    learner = Learner(policy.learn_mode, model, exp_dir, cfg)
+    first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
+    policy, model = build_policy(rank_cfg, create_cfg)
+    broadcast_module(model)
+    learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
+    if cfg.distributed.backend == 'ray':
+        from .ray_pipeline import RayWorkers
+        workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
+    else:
+        envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
+        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir)
     if payload:
         learner.restore(payload, resume)
         set_rng_state(payload['rng'])
-    monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay)
+    monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay) if rank.is_main else None
     guard = InterruptGuard()
     report = {}
     # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
     # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
     learned_envstep = payload['envstep'] if payload else 0
-    resume_state = {'rng': rng_state(), 'collector_episodes': episodes_played}
+    resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
@@ -118,40 +202,37 @@ def train(
         monitor.on_eval(report, ckpt if best else None)
         return report
 
+    def reached_stop_value(report: Dict) -> bool:
+        if cfg.env.stop_value is None or report['reward_mean'] < cfg.env.stop_value:
+            return False
+        logger.info(f'reward_mean {report["reward_mean"]:.3f} >= stop_value {cfg.env.stop_value}')
+        return True
+
     try:
         with guard:
-            demo_envstep = 0
             if payload is None and cfg.pretrain.env_steps > 0:
                 stats = pretrain(policy, cfg, create_cfg)
-                demo_envstep = learned_envstep = stats['env_steps']
-                learner.log(dict(envstep=demo_envstep, kickstart=True, **stats))
-                resume_state = {'rng': rng_state(), 'collector_episodes': episodes_played}
-            collector_env.seed(cfg.seed, dynamic_seed=True)
-            collector_env.launch()
-            evaluator_env.launch()
-            collector = RolloutCollector(collector_env, policy.collect_mode, cfg.policy.collect.n_sample)
+                learned_envstep = stats['env_steps']
+                learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
+                resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
+            collector, evaluator = workers.start()
             collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
-            if episodes_played is not None:
-                collector.env_episodes = list(episodes_played)
-            resume_state['collector_episodes'] = list(collector.env_episodes)
-            evaluator = Evaluator(
-                evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed,
-                os.path.join(exp_dir, 'evaluator.jsonl')
-            )
             eval_freq = cfg.policy.eval.evaluator.eval_freq
             last_eval = None
             start = time.time()
             while True:
                 if last_eval is None or collector.envstep - last_eval >= eval_freq:
-                    report = save_and_evaluate(collector.envstep)
                     last_eval = collector.envstep
-                    if cfg.env.stop_value is not None and report['reward_mean'] >= cfg.env.stop_value:
-                        logger.info(f'reward_mean {report["reward_mean"]:.3f} >= stop_value {cfg.env.stop_value}')
+                    if rank.is_main:
+                        report = save_and_evaluate(collector.envstep)
+                    # under torchrun the other ranks wait here while rank 0 evaluates
+                    if decide(rank.is_main and reached_stop_value(report)):
                         break
                 if cfg.max_env_step is not None and collector.envstep >= cfg.max_env_step:
                     break
                 if cfg.max_train_iter is not None and learner.train_iter >= cfg.max_train_iter:
                     break
+                envstep_before = collector.envstep
                 rollout = collector.collect()
                 learn_start = time.time()
                 with guard.critical():  # a signal here waits for the updates and the counters to be complete
@@ -160,8 +241,10 @@ def train(
                     learned_envstep = collector.envstep
                     resume_state = {'rng': rng_state(), 'collector_episodes': list(collector.env_episodes)}
                 learn_time = time.time() - learn_start
+                if not rank.is_main:
+                    continue
                 episodes = list(collector.recent_episodes)
-                sps = int(rollout['valid'].sum()) / (collector.last_collect_time + learn_time)
+                sps = (collector.envstep - envstep_before) / (collector.last_collect_time + learn_time)
                 logger.info(
                     f'iter {learner.train_iter} envstep {collector.envstep} sps {sps:.0f} '
                     f'(collect {collector.last_collect_time:.1f}s learn {learn_time:.1f}s) '
@@ -172,14 +255,15 @@ def train(
                        if episodes else '') + f'elapsed {time.time() - start:.0f}s'
                 )
                 monitor.on_iteration(collector.envstep, learner.train_iter, stats, sps, episodes)
-            if last_eval != collector.envstep:  # the final state is always evaluated and saved
+            if last_eval != collector.envstep and rank.is_main:  # the final state is always evaluated and saved
                 report = save_and_evaluate(collector.envstep)
     except TrainingInterrupted as e:
-        e.checkpoint = learner.save(learned_envstep, resume_state)
-        logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
+        if rank.is_main:
+            e.checkpoint = learner.save(learned_envstep, resume_state)
+            logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
         raise
     finally:
-        monitor.close()
-        close_env_manager(collector_env)
-        close_env_manager(evaluator_env)
+        if monitor is not None:
+            monitor.close()
+        workers.close()
     return policy, report

@@ -15,6 +15,7 @@ from torch.distributions import Categorical
 from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
+from ..pipeline.ddp import average_gradients, pooled_moments
 from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
 
 
@@ -42,7 +43,8 @@ class GoBiggerPPOPolicy(Policy):
         cuda=False,
         # (bool) PPO is on-policy: every rollout is used for one learn call, then discarded.
         on_policy=True,
-        # (bool) DI-engine's multi-GPU path; not used by this policy.
+        # (bool) DI-engine's multi-GPU path; not used by this policy (torchrun ranks average their gradients:
+        # pipeline/ddp.py).
         multi_gpu=False,
         # (int) torch threads of the training process while the envs run (inference); env processes use one each.
         torch_threads=1,
@@ -73,7 +75,8 @@ class GoBiggerPPOPolicy(Policy):
             value_norm=True,
             # (float) Clip of the global gradient norm.
             grad_clip=0.5,
-            # (int or None) torch threads while learning, when the envs wait; None: one per core.
+            # (int or None) torch threads while learning, when the envs wait; None: one per core (under torchrun:
+            # the machine's cores shared among its ranks).
             torch_threads=None,
             # (int) Updates in a row with a NaN/inf loss or gradient (each one skipped) before training stops.
             max_nonfinite_updates=10,
@@ -103,6 +106,8 @@ class GoBiggerPPOPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._learn_model = self._model
+        if self._cuda:  # DI-engine says cuda:0; the model is on the current device (under torchrun, the rank's GPU)
+            self._device = f'cuda:{torch.cuda.current_device()}'
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self._value_norm = ValueNorm().to(self._device)
         self._nonfinite_streak = 0  # NaN/inf updates in a row
@@ -162,8 +167,8 @@ class GoBiggerPPOPolicy(Policy):
                 return self._result({}, float('nan'), lr)
             ev = explained_variance(value[data['valid']].flatten(), returns[data['valid']].flatten())
             # 2. value targets and old values in the critic's (normalised) units, with the statistics updated
-            if cfg.value_norm:
-                self._value_norm.update(returns[data['valid']])
+            if cfg.value_norm:  # under torchrun: the statistics of every rank's returns
+                self._value_norm.update_moments(*pooled_moments(returns[data['valid']]))
                 target = self._value_norm.normalize(returns)
                 old_value = self._value_norm.normalize(value)
             else:
@@ -198,6 +203,9 @@ class GoBiggerPPOPolicy(Policy):
 
                 self._optimizer.zero_grad()
                 loss.backward()
+                # under torchrun: the mean gradient of all ranks, before clipping. A NaN/inf gradient of any rank
+                # then reaches every rank, and they all skip this update below.
+                average_gradients(self._learn_model.parameters())
                 grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
                 if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
                     self._skip_nonfinite_update(loss, grad_norm)

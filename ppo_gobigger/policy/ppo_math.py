@@ -119,8 +119,11 @@ class ValueNorm(nn.Module):
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         x = x.detach().double().flatten()
-        n = x.numel()
-        batch_mean, batch_var = x.mean(), x.var(unbiased=False)
+        self.update_moments(x.numel(), x.mean(), x.var(unbiased=False))
+
+    @torch.no_grad()
+    def update_moments(self, n: int, batch_mean: torch.Tensor, batch_var: torch.Tensor) -> None:
+        """Merge in a batch of n values given by its mean and (biased) variance, float64 scalars."""
         if self.count == 0:
             self.mean.copy_(batch_mean)
             self.var.copy_(batch_var)
