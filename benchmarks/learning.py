@@ -16,6 +16,7 @@ import argparse
 import copy
 import datetime
 import json
+import logging
 import os
 import platform
 import shutil
@@ -106,6 +107,7 @@ def main() -> None:
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)
