@@ -155,15 +155,18 @@ def test_training_writes_what_a_user_looks_at(trained):
 
 def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     """pretrain.env_steps > 0: whole demonstration games of level-2 bots are played and imitated before PPO; their
-    env steps count; the imitation must beat chance (1/18) on its own demonstrations."""
+    env steps count; the imitation must beat chance (1/18) on its own demonstrations; with imitation_weight the
+    PPO updates carry the imitation term."""
     from ppo_gobigger.pipeline.serial import train
     main_config, create_config = small_config(tmp_path / 'kick', 'pretrain.env_steps=100', 'pretrain.epochs=8',
-                                              'max_env_step=400', 'policy.eval.evaluator.eval_freq=10000')
+                                              'max_env_step=400', 'policy.eval.evaluator.eval_freq=10000',
+                                              'policy.learn.imitation_weight=0.5')
     train(main_config, create_config, progress=False)
     log = read_jsonl(tmp_path / 'kick' / 'learner.jsonl')
     kick = log[0]
     assert kick['kickstart'] and kick['env_steps'] == 120  # 2 envs x one whole 60-step game
     assert kick['imitation_accuracy'] > 2 / 18
     assert [r['envstep'] for r in log[1:]] == [376, 632]  # PPO iterations of 256 steps on top of the 120
+    assert all(0 < r['imitation_loss'] < 2 * kick['imitation_loss'] for r in log[1:])  # the demonstrations' term
     reports = read_jsonl(tmp_path / 'kick' / 'evaluator.jsonl')
     assert [r['collector_envstep'] for r in reports] == [120, 632]

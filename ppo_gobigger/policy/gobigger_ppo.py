@@ -63,6 +63,10 @@ class GoBiggerPPOPolicy(Policy):
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
             entropy_weight=0.01,
+            # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
+            # the demonstrations added to every PPO update, which keeps the policy near the bots' play while PPO
+            # improves on it (the demonstrations stay in memory; a resumed run has none and drops the term). 0: off.
+            imitation_weight=0.0,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
             # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
@@ -110,6 +114,7 @@ class GoBiggerPPOPolicy(Policy):
             self._device = f'cuda:{torch.cuda.current_device()}'
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self._value_norm = ValueNorm().to(self._device)
+        self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
 
@@ -200,6 +205,9 @@ class GoBiggerPPOPolicy(Policy):
                 )
                 entropy = dist.entropy().mean()
                 loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
+                imitation = self._imitation_loss(len(idx)) if cfg.imitation_weight > 0 else None
+                if imitation is not None:
+                    loss = loss + cfg.imitation_weight * imitation
 
                 self._optimizer.zero_grad()
                 loss.backward()
@@ -215,10 +223,21 @@ class GoBiggerPPOPolicy(Policy):
 
                 for name, x in (
                     ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('total_loss', loss),
-                    ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm)
+                    ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm),
+                    ('imitation_loss', imitation)
                 ):
-                    stats.setdefault(name, []).append(float(x.detach()))
+                    if x is not None:
+                        stats.setdefault(name, []).append(float(x.detach()))
         return self._result(stats, ev, lr)
+
+    def _imitation_loss(self, size: int) -> Optional[torch.Tensor]:
+        """Cross-entropy of the actor on ``size`` random demonstration steps (None without demonstrations)."""
+        if self._demonstrations is None:
+            return None
+        obs, action = self._demonstrations  # {key: (S_d, A, ...)}, (S_d, A)
+        idx = torch.randint(len(action), (size, ), device=self._device)
+        logit = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']  # (M, A, N)
+        return torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
 
     def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor,
                 epochs: int) -> Dict[str, float]:
@@ -231,6 +250,8 @@ class GoBiggerPPOPolicy(Policy):
         cfg = self._cfg.learn
         obs = {k: v.to(self._device) for k, v in obs.items()}
         action, returns = action.to(self._device), returns.to(self._device)
+        if cfg.imitation_weight > 0:
+            self._demonstrations = (obs, action)  # kept for the imitation term of the PPO updates
         if cfg.value_norm:
             self._value_norm.update(returns)
             target = self._value_norm.normalize(returns)  # (S, A)
@@ -259,6 +280,8 @@ class GoBiggerPPOPolicy(Policy):
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
         """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
         result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in UPDATE_STATS}
+        if 'imitation_loss' in stats:  # a kickstarted run's imitation term
+            result['imitation_loss'] = float(np.mean(stats['imitation_loss']))
         result.update(
             explained_variance=ev,
             cur_lr=lr,
