@@ -96,6 +96,24 @@ def plot(points: List[Dict], final: Dict, references: Dict[str, Dict], title: st
     _save_atomically(fig, path)
 
 
+def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
+    """Each checkpoint (with the config it was trained with) over the final games; writes learning_<tag>.json."""
+    rows = {}
+    for item in args.checkpoint:
+        name, path = item.split('=', 1)
+        rows[name] = dict(checkpoint=path, **final_row(evaluate(path, episodes=args.final_games, seed=final_seed)))
+        print(f'{name}: {rows[name]}', flush=True)
+    result = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+                  settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
+    os.makedirs(RESULTS, exist_ok=True)
+    path = os.path.join(RESULTS, f'learning_{tag}.json')
+    with open(path, 'w') as f:
+        json.dump(result, f, indent=2)
+    print(f'wrote {path}')
+    print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
+                    for name, r in rows.items()], headers=('checkpoint', 'win rate', 'score ratio', 'rank')))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
@@ -106,6 +124,8 @@ def main() -> None:
     parser.add_argument('--final-games', type=int, default=50, help='games of the final evaluation')
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
+    parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
+                        help='no training: evaluate these checkpoints on the final games (for ablation rows)')
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
@@ -113,6 +133,9 @@ def main() -> None:
     main_config, create_config = load_config_file(args.config)
     probe, _ = compile_config(apply_overrides(main_config, args.set), create_config)
     tag = args.tag or probe.env.preset
+    if args.checkpoint:
+        evaluate_checkpoints(args, probe.seed + FINAL_SEED_OFFSET, tag)
+        return
     exp_dir = os.path.join(RUNS, f'learning_{tag}')
     shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
     overrides = list(args.set) + [
