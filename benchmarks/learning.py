@@ -118,8 +118,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
-    parser.add_argument('--env-steps', type=int, required=True, help='training env steps')
-    parser.add_argument('--eval-every', type=int, required=True, help='env steps between evaluations')
+    parser.add_argument('--env-steps', type=int, help='training env steps (required unless --checkpoint)')
+    parser.add_argument('--eval-every', type=int, help='env steps between evaluations (required unless --checkpoint)')
     parser.add_argument('--eval-games', type=int, default=8, help='games per evaluation during training')
     parser.add_argument('--final-games', type=int, default=50, help='games of the final evaluation')
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
@@ -136,6 +136,8 @@ def main() -> None:
     if args.checkpoint:
         evaluate_checkpoints(args, probe.seed + FINAL_SEED_OFFSET, tag)
         return
+    if args.env_steps is None or args.eval_every is None:
+        parser.error('--env-steps and --eval-every are required to train')
     exp_dir = os.path.join(RUNS, f'learning_{tag}')
     shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
     overrides = list(args.set) + [
