@@ -31,7 +31,7 @@ from tabulate import tabulate
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.evaluate import evaluate
-from ppo_gobigger.pipeline.learning_curve import _save_atomically
+from ppo_gobigger.pipeline.learning_curve import save_figure_atomically
 from ppo_gobigger.pipeline.serial import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,7 +93,7 @@ def plot(points: List[Dict], final: Dict, references: Dict[str, Dict], title: st
     axes[1, 0].set_ylim(bottom=0)
     axes[0, 0].legend(fontsize=8, loc='upper left')
     fig.suptitle(title, fontsize=11)
-    _save_atomically(fig, path)
+    save_figure_atomically(fig, path)
 
 
 def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:

@@ -46,10 +46,10 @@ def plot_learning_curve(
         axes[-1].set_xlim(-0.03 * right, 1.03 * right)  # markers at the ends stay whole
         games = int(reports[-1]['episode_count'])
         fig.suptitle(f'{title}{" - " if title else ""}evaluation over {games} held-out games', fontsize=11)
-    _save_atomically(fig, path)
+    save_figure_atomically(fig, path)
 
 
-def _save_atomically(fig: Figure, path: str) -> None:
+def save_figure_atomically(fig: Figure, path: str) -> None:
     """A viewer refreshing the file never reads half a PNG."""
     folder, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(folder, f'.tmp_{os.getpid()}_{name}')  # opened by savefig: the usual file permissions
