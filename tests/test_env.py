@@ -103,6 +103,7 @@ def test_check_actions_accepts_and_rejects():
         (dict(team_id=2), r'team_id 2'),
         (dict(stand_in='human'), r"'human'.*'bot', 'random'"),
         (dict(stand_in='bot', stand_in_bot_level=0), r'bot_level 0'),
+        (dict(reward='win'), r"'win'.*'score', 'margin'"),
         (dict(custom_cfg={'frame_limt': 10}), r'frame_limt'),
         (dict(custom_cfg={'manager_settings': {'food_manager': {'num_innit': 1}}}), r'num_innit'),
     ]
@@ -175,6 +176,28 @@ def test_whole_game_matches_observation_space(preset, frame_limit, opponent, cus
     assert info['episode_info']['rank'] == info['rank']
     with pytest.raises(RuntimeError, match='reset'):
         env.step([0] * env.action_space.shape[0])
+    env.close()
+
+
+@pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
+def test_margin_reward_sums_to_the_final_margin_over_the_strongest_other_team(preset):
+    """reward='margin': the step rewards add up to (our final score - the best other team's) / reward_scale, and
+    the game's return is positive exactly when it is won."""
+    env = make_env(preset, frame_limit=300, reward='margin', reward_scale=10.0)
+    env.seed(3)
+    env.reset()
+    rng = np.random.default_rng(0)
+    rewards, done = [], False
+    while not done:
+        ts = env.step(random_actions(rng, 2))
+        rewards.append(float(ts.reward[0]))
+        done = ts.done
+    info = ts.info
+    # initial scores are equal, so the margin starts at 0
+    assert sum(rewards) == pytest.approx((info['final_score'] - info['opponent_score']) / 10.0, rel=1e-4, abs=1e-3)
+    assert info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
+    assert (sum(rewards) > 0) == info['win']
+    assert any(r < 0 for r in rewards) and any(r > 0 for r in rewards)
     env.close()
 
 

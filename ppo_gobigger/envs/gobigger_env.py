@@ -2,7 +2,11 @@
 
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
-Reward: (1,) float32, our team's score change over the step / reward_scale.
+Reward: (1,) float32 / reward_scale, by cfg.reward (REWARD_KINDS):
+    'score'  our team's score change over the step;
+    'margin' the change of our team's score minus the score of the strongest other team (the leader among the
+             others at that step): a game's return is then the margin it ends with, positive when it is won.
+Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward.
 """
 
 import contextlib
@@ -26,6 +30,7 @@ from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, empty_features, team_f
 from .opponents import Opponents, check_opponent
 
 PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
+REWARD_KINDS = ('score', 'margin')  # see the module docstring
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
 
 
@@ -45,7 +50,8 @@ class GoBiggerPPOEnv(BaseEnv):
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         step_mul=2,  # game frames per env step (20 frames = 1 s of game time)
-        reward_scale=1000.0,  # reward = our team's score change this step / reward_scale
+        reward='score',  # 'score': our team's score change; 'margin': change of (ours - strongest other team's)
+        reward_scale=1000.0,  # the reward is divided by this
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -74,6 +80,8 @@ class GoBiggerPPOEnv(BaseEnv):
         check_opponent(cfg.opponent, cfg.bot_level)
         if not (isinstance(cfg.step_mul, int) and cfg.step_mul >= 1):
             raise ValueError(f'step_mul must be a positive int; got {cfg.step_mul!r}')
+        if cfg.reward not in REWARD_KINDS:
+            raise ValueError(f'unknown reward {cfg.reward!r}; allowed: {REWARD_KINDS}')
         if not cfg.reward_scale > 0:
             raise ValueError(f'reward_scale must be > 0; got {cfg.reward_scale!r}')
         self._cfg = cfg
@@ -108,6 +116,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_return = 0.0
+        self._margin = 0.0  # our team's score minus the strongest other team's, at the last step
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -164,6 +173,7 @@ class GoBiggerPPOEnv(BaseEnv):
             raise RuntimeError(f'GoBigger numbered team {self._cfg.team_id} as {teams}; expected {self._our_ids}')
         self._player_states = player_states
         self._episode_return = 0.0
+        self._margin = self._score_margin(global_state['leaderboard'])
         return team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
 
     def step(self, action: Any) -> BaseEnvTimestep:
@@ -185,7 +195,11 @@ class GoBiggerPPOEnv(BaseEnv):
             info = {'abnormal': True, 'error': repr(e)}
             return BaseEnvTimestep(empty_features(self._player_num), np.zeros(1, np.float32), False, info)
 
-        reward = team_rewards[self._cfg.team_id] / self._cfg.reward_scale
+        if self._cfg.reward == 'margin':
+            margin = self._score_margin(global_state['leaderboard'])
+            reward, self._margin = (margin - self._margin) / self._cfg.reward_scale, margin
+        else:
+            reward = team_rewards[self._cfg.team_id] / self._cfg.reward_scale
         self._episode_return += reward
         self._player_states = player_states
         info = {}
@@ -241,6 +255,11 @@ class GoBiggerPPOEnv(BaseEnv):
         finally:
             self._global_random_state = random.getstate()
             random.setstate(outside)
+
+    def _score_margin(self, leaderboard: Mapping[int, float]) -> float:
+        """Our team's score minus the best score among the other teams (our score alone with a single team)."""
+        others = [float(score) for team, score in leaderboard.items() if team != self._cfg.team_id]
+        return float(leaderboard[self._cfg.team_id]) - (max(others) if others else 0.0)
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus the final standings (also under 'episode_info', which DI-engine's evaluator

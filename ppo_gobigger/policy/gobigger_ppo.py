@@ -67,6 +67,9 @@ class GoBiggerPPOPolicy(Policy):
             # the demonstrations added to every PPO update, which keeps the policy near the bots' play while PPO
             # improves on it (the demonstrations stay in memory; a resumed run has none and drops the term). 0: off.
             imitation_weight=0.0,
+            # (bool) Anneal imitation_weight linearly to 0 over max_env_step (PPO is held near the bots' play early
+            # and free of them by the end).
+            imitation_anneal=False,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
             # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
@@ -154,6 +157,7 @@ class GoBiggerPPOPolicy(Policy):
         """
         cfg = self._cfg.learn
         lr = self._set_learning_rate(progress)
+        imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
         rollout = {k: v for k, v in rollout.items()}
         obs = {k: v.to(self._device) for k, v in rollout.pop('obs').items()}
         data = {k: v.to(self._device) for k, v in rollout.items()}
@@ -205,9 +209,9 @@ class GoBiggerPPOPolicy(Policy):
                 )
                 entropy = dist.entropy().mean()
                 loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                imitation = self._imitation_loss(len(idx)) if cfg.imitation_weight > 0 else None
+                imitation = self._imitation_loss(len(idx)) if imitation_weight > 0 else None
                 if imitation is not None:
-                    loss = loss + cfg.imitation_weight * imitation
+                    loss = loss + imitation_weight * imitation
 
                 self._optimizer.zero_grad()
                 loss.backward()
@@ -228,7 +232,10 @@ class GoBiggerPPOPolicy(Policy):
                 ):
                     if x is not None:
                         stats.setdefault(name, []).append(float(x.detach()))
-        return self._result(stats, ev, lr)
+        result = self._result(stats, ev, lr)
+        if 'imitation_loss' in result:
+            result['imitation_weight'] = imitation_weight
+        return result
 
     def _imitation_loss(self, size: int) -> Optional[torch.Tensor]:
         """Cross-entropy of the actor on ``size`` random demonstration steps (None without demonstrations)."""
