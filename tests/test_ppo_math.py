@@ -36,6 +36,15 @@ def test_gae_hand_computed_cut_mid_episode():
     assert torch.allclose(adv, _t([1.4375, 1.75, 2.5]))
 
 
+def test_gae_with_zero_values_and_lambda_one_is_the_discounted_return_of_each_game():
+    # the kickstart's critic targets (pipeline/pretrain.py): two games end to end, gamma = 0.5
+    reward = _t([[1.0], [2.0], [4.0], [8.0], [16.0]])  # game 1: steps 0-2, game 2: steps 3-4
+    end = _t([[False], [False], [True], [False], [True]], torch.bool)
+    zero = torch.zeros(5, 1, 1)
+    returns = gae(reward, zero, zero, end, end, 0.5, 1.0)[:, 0, 0]
+    assert torch.allclose(returns, _t([1 + 0.5 * 2 + 0.25 * 4, 2 + 0.5 * 4, 4, 8 + 0.5 * 16, 16]))
+
+
 def _numpy_gae(reward, value, next_value, done, cut, gamma, lam):
     T, E, A = value.shape
     adv = np.zeros((T, E, A))

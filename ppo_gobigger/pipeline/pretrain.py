@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from ..policy.ppo_math import gae
 from .env_manager import build_env_managers, close_env_manager
 
 logger = logging.getLogger(__name__)
@@ -65,8 +66,12 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
     obs = {k: torch.from_numpy(np.concatenate([np.stack([o[k] for o in g['obs']]) for g in games]))
            for k in games[0]['obs'][0]}  # {key: (S, A, ...)}
     action = torch.from_numpy(np.concatenate([np.stack(g['action']) for g in games]))  # (S, A)
-    returns = torch.from_numpy(np.concatenate([_discounted(g['reward'], gamma) for g in games]))  # (S,)
-    returns = returns.float().unsqueeze(1).expand_as(action).contiguous()  # the team's return, per player (S, A)
+    reward = torch.tensor([r for g in games for r in g['reward']]).unsqueeze(1)  # (S, 1): games end to end
+    game_end = torch.zeros_like(reward, dtype=torch.bool)  # (S, 1)
+    game_end[np.cumsum([len(g['reward']) for g in games]) - 1] = True
+    zero = torch.zeros(steps, 1, 1)  # (S, 1, 1): with V = 0 and lambda = 1, GAE is the discounted return
+    returns = gae(reward, zero, zero, game_end, game_end, gamma, 1.0)[:, 0, 0]  # (S,)
+    returns = returns.unsqueeze(1).expand_as(action).contiguous()  # the team's return, per player (S, A)
     logger.info(f'demonstrations: {len(games)} games, {steps} env steps of level-{cfg.pretrain.bot_level} bots, '
                 f'played but not kept: {collected - steps} steps of unfinished games')
     return dict(obs=obs, action=action, returns=returns, env_steps=collected)
@@ -87,12 +92,3 @@ def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, float]:
 def _new_game() -> Dict[str, list]:
     return {'obs': [], 'action': [], 'reward': []}
 
-
-def _discounted(rewards: List[float], gamma: float) -> np.ndarray:
-    """Discounted return from each step of one whole game: G_t = r_t + gamma * G_{t+1}, G after the end = 0."""
-    out = np.zeros(len(rewards), np.float64)
-    running = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        running = rewards[t] + gamma * running
-        out[t] = running
-    return out
