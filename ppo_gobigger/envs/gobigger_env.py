@@ -256,16 +256,20 @@ class GoBiggerPPOEnv(BaseEnv):
             self._global_random_state = random.getstate()
             random.setstate(outside)
 
+    def _other_scores(self, leaderboard: Mapping[int, float]) -> List[float]:
+        """The scores of the teams we do not control (empty with a single team)."""
+        return [float(score) for team, score in leaderboard.items() if team != self._cfg.team_id]
+
     def _score_margin(self, leaderboard: Mapping[int, float]) -> float:
         """Our team's score minus the best score among the other teams (our score alone with a single team)."""
-        others = [float(score) for team, score in leaderboard.items() if team != self._cfg.team_id]
+        others = self._other_scores(leaderboard)
         return float(leaderboard[self._cfg.team_id]) - (max(others) if others else 0.0)
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus the final standings (also under 'episode_info', which DI-engine's evaluator
         averages into <key>_mean). With a single team there is no opponent: opponent_score and score_ratio are nan."""
         final = float(leaderboard[self._cfg.team_id])
-        others = [float(score) for team, score in leaderboard.items() if team != self._cfg.team_id]
+        others = self._other_scores(leaderboard)
         opponent = max(others) if others else math.nan
         rank = 1 + sum(score > final for score in others)  # 1 = first; ties share the better rank
         episode_info = dict(
