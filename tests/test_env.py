@@ -201,6 +201,32 @@ def test_margin_reward_sums_to_the_final_margin_over_the_strongest_other_team(pr
     env.close()
 
 
+@pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
+def test_log_rewards_sum_to_the_log_of_the_final_score_and_ratio(preset):
+    """reward='log_score' adds up to ln(final / start team score); 'log_ratio' to ln(final score / the best other
+    team's), positive exactly when the game is won. reward_scale does not enter either."""
+    totals = {}
+    for kind in ('log_score', 'log_ratio'):
+        env = make_env(preset, frame_limit=300, reward=kind, reward_scale=10.0, action_repeat=2)
+        env.seed(3)
+        env.reset()
+        rng = np.random.default_rng(0)
+        rewards, done = [], False
+        while not done:
+            ts = env.step(random_actions(rng, 2))
+            rewards.append(float(ts.reward[0]))
+            done = ts.done
+        totals[kind] = sum(rewards), ts.info
+        assert ts.info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
+        env.close()
+    start = 2 * GameConsts.from_game_cfg(make_env(preset)._game_cfg).score_init
+    (log_score, info), (log_ratio, same_game) = totals['log_score'], totals['log_ratio']
+    assert same_game['final_score'] == info['final_score']  # the reward does not change the game
+    assert log_score == pytest.approx(math.log(info['final_score'] / start), rel=1e-4, abs=1e-5)
+    assert log_ratio == pytest.approx(math.log(info['score_ratio']), rel=1e-4, abs=1e-5)
+    assert (log_ratio > 0) == info['win']
+
+
 def test_single_team_preset_has_no_opponent():
     obs, last = play(make_env('st_t1p2', frame_limit=20), seed=0)
     assert obs[0]['scalar'].shape == (2, 16)
@@ -394,3 +420,26 @@ def test_stand_in_plays_our_side_and_reports_its_moves():
     assert [m.tolist() for m in moves_a] == [m.tolist() for m in moves_b]
     assert len({m.tolist()[0] for m in moves_a}) > 1  # the bot steers
     assert play(None, 0)[0] != play(None, EJECT)[0]
+
+
+def test_action_repeat_holds_our_moves_while_the_bots_act_on_every_step():
+    """action_repeat=4: one env step is 4 GoBigger steps. A held move is the same game as sending that move on each
+    of the 4 steps at action_repeat=1 (the bots act on every step either way); rewards add up over the 4 steps and a
+    game of frame_limit frames takes frame_limit / (step_mul * 4) env steps."""
+    rng = np.random.default_rng(5)
+    moves = rng.integers(16, size=(25, 2))  # move actions only: an eject or a split happens once, not 4 times
+    held, every = make_env(frame_limit=200, action_repeat=4), make_env(frame_limit=200)
+    held.seed(7), every.seed(7)
+    held.reset(), every.reset()
+    for k, move in enumerate(moves):
+        ts = held.step(move)
+        steps = [every.step(move) for _ in range(4)]
+        assert held._game.server.obs()[0]['leaderboard'] == every._game.server.obs()[0]['leaderboard']
+        for key, value in ts.obs.items():
+            np.testing.assert_array_equal(value, steps[-1].obs[key], err_msg=key)
+        assert ts.reward[0] == pytest.approx(sum(s.reward[0] for s in steps), rel=1e-5, abs=1e-6)
+        assert ts.done == steps[-1].done == (k == len(moves) - 1)  # 200 frames / (2 * 4)
+    assert ts.info['final_score'] == steps[-1].info['final_score']
+    with pytest.raises(ValueError, match='action_repeat'):
+        make_env(action_repeat=0)
+    held.close(), every.close()

@@ -1,5 +1,6 @@
 """envs/: GoBigger game -> fixed-shape features (features.py), the action table (actions.py), opponents for the
-teams we do not control (opponents.py), and the DI-engine env that joins them (gobigger_env.py)."""
+teams we do not control (opponents.py), training rewards (rewards.py), and the DI-engine env that joins them
+(gobigger_env.py)."""
 
 from .actions import ACTION_NUM, ACTION_TABLE, check_actions, to_game_action
 from .features import (
@@ -8,3 +9,4 @@ from .features import (
 )
 from .gobigger_env import PRESETS, GoBiggerPPOEnv
 from .opponents import BOT_LEVELS, OPPONENT_KINDS, Opponents
+from .rewards import REWARD_KINDS, TeamReward

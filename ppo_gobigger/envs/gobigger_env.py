@@ -2,10 +2,8 @@
 
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
-Reward: (1,) float32 / reward_scale, by cfg.reward (REWARD_KINDS):
-    'score'  our team's score change over the step;
-    'margin' the change of our team's score minus the score of the strongest other team (the leader among the
-             others at that step): a game's return is then the margin it ends with, positive when it is won.
+Reward: (1,) float32, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's score /
+reward_scale, by default; see rewards.py for the others).
 Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward.
 """
 
@@ -28,9 +26,9 @@ from gobigger.envs import create_env
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, empty_features, team_features
 from .opponents import Opponents, check_opponent
+from .rewards import TeamReward, check_reward, other_scores
 
 PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
-REWARD_KINDS = ('score', 'margin')  # see the module docstring
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
 
 
@@ -49,9 +47,13 @@ class GoBiggerPPOEnv(BaseEnv):
         # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
-        step_mul=2,  # game frames per env step (20 frames = 1 s of game time)
-        reward='score',  # 'score': our team's score change; 'margin': change of (ours - strongest other team's)
-        reward_scale=1000.0,  # the reward is divided by this
+        step_mul=2,  # game frames per GoBigger step, where the opponents decide (20 frames = 1 s of game time)
+        # GoBigger steps per env step: our team decides on the first and its moves hold their heading through the
+        # others (eject and split happen once), while the opponents act on every one. An env step is
+        # step_mul * action_repeat frames; the reward is summed over them.
+        action_repeat=1,
+        reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio
+        reward_scale=1000.0,  # the score and margin rewards are divided by this
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -78,12 +80,10 @@ class GoBiggerPPOEnv(BaseEnv):
         if cfg.team_id not in range(team_num):
             raise ValueError(f'team_id {cfg.team_id!r} is not in [0, {team_num}) for preset {cfg.preset}')
         check_opponent(cfg.opponent, cfg.bot_level)
-        if not (isinstance(cfg.step_mul, int) and cfg.step_mul >= 1):
-            raise ValueError(f'step_mul must be a positive int; got {cfg.step_mul!r}')
-        if cfg.reward not in REWARD_KINDS:
-            raise ValueError(f'unknown reward {cfg.reward!r}; allowed: {REWARD_KINDS}')
-        if not cfg.reward_scale > 0:
-            raise ValueError(f'reward_scale must be > 0; got {cfg.reward_scale!r}')
+        for key in ('step_mul', 'action_repeat'):
+            if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
+                raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
+        check_reward(cfg.reward, cfg.reward_scale)
         self._cfg = cfg
         self._player_num = A
         # GoBigger numbers players by team: team t owns players t*A .. t*A+A-1 (checked at the first reset)
@@ -116,7 +116,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_return = 0.0
-        self._margin = 0.0  # our team's score minus the strongest other team's, at the last step
+        self._reward = TeamReward(cfg.reward, cfg.team_id, cfg.reward_scale)
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -173,7 +173,7 @@ class GoBiggerPPOEnv(BaseEnv):
             raise RuntimeError(f'GoBigger numbered team {self._cfg.team_id} as {teams}; expected {self._our_ids}')
         self._player_states = player_states
         self._episode_return = 0.0
-        self._margin = self._score_margin(global_state['leaderboard'])
+        self._reward.reset(global_state['leaderboard'])
         return team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
 
     def step(self, action: Any) -> BaseEnvTimestep:
@@ -181,13 +181,20 @@ class GoBiggerPPOEnv(BaseEnv):
         if self._player_states is None:
             raise RuntimeError('call reset() first (the game is over, failed, or was never started)')
         try:
-            game_actions = {pid: to_game_action(k) for pid, k in zip(self._our_ids, action)}
+            ours = {pid: to_game_action(k) for pid, k in zip(self._our_ids, action)}
             with self._own_global_random():
-                if self._stand_in is not None:
-                    game_actions = self._stand_in.act(self._player_states)
-                    played = np.array([from_game_action(game_actions[pid]) for pid in self._our_ids])
-                game_actions.update(self._opponents.act(self._player_states))
-                (global_state, player_states), team_rewards, done, _ = self._game.step(game_actions)
+                for repeat in range(self._cfg.action_repeat):
+                    if self._stand_in is not None:  # a stand-in plays our side at the opponents' rate
+                        ours = self._stand_in.act(self._player_states)
+                        if repeat == 0:
+                            played = np.array([from_game_action(ours[pid]) for pid in self._our_ids])
+                    # after the first GoBigger step our players get no action: they keep moving as they were
+                    game_actions = dict(ours) if repeat == 0 or self._stand_in is not None else {}
+                    game_actions.update(self._opponents.act(self._player_states))
+                    (global_state, player_states), _, done, _ = self._game.step(game_actions)
+                    self._player_states = player_states
+                    if done:
+                        break
             obs = team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
         except Exception as e:  # a game failure must not kill a subprocess env manager: report it as abnormal
             logging.warning('GoBigger step failed (game seed %s); abnormal timestep', self._game_seed, exc_info=True)
@@ -195,13 +202,8 @@ class GoBiggerPPOEnv(BaseEnv):
             info = {'abnormal': True, 'error': repr(e)}
             return BaseEnvTimestep(empty_features(self._player_num), np.zeros(1, np.float32), False, info)
 
-        if self._cfg.reward == 'margin':
-            margin = self._score_margin(global_state['leaderboard'])
-            reward, self._margin = (margin - self._margin) / self._cfg.reward_scale, margin
-        else:
-            reward = team_rewards[self._cfg.team_id] / self._cfg.reward_scale
+        reward = self._reward.step(global_state['leaderboard'])
         self._episode_return += reward
-        self._player_states = player_states
         info = {}
         if done:
             info = self._episode_end_info(global_state['leaderboard'])
@@ -256,20 +258,11 @@ class GoBiggerPPOEnv(BaseEnv):
             self._global_random_state = random.getstate()
             random.setstate(outside)
 
-    def _other_scores(self, leaderboard: Mapping[int, float]) -> List[float]:
-        """The scores of the teams we do not control (empty with a single team)."""
-        return [float(score) for team, score in leaderboard.items() if team != self._cfg.team_id]
-
-    def _score_margin(self, leaderboard: Mapping[int, float]) -> float:
-        """Our team's score minus the best score among the other teams (our score alone with a single team)."""
-        others = self._other_scores(leaderboard)
-        return float(leaderboard[self._cfg.team_id]) - (max(others) if others else 0.0)
-
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus the final standings (also under 'episode_info', which DI-engine's evaluator
         averages into <key>_mean). With a single team there is no opponent: opponent_score and score_ratio are nan."""
         final = float(leaderboard[self._cfg.team_id])
-        others = self._other_scores(leaderboard)
+        others = other_scores(leaderboard, self._cfg.team_id)
         opponent = max(others) if others else math.nan
         rank = 1 + sum(score > final for score in others)  # 1 = first; ties share the better rank
         episode_info = dict(
