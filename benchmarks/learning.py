@@ -1,28 +1,37 @@
-"""What training produces, measured: `python benchmarks/learning.py [--config PATH] [--set KEY=VALUE ...]`.
+"""What training produces, measured: `python benchmarks/learning.py [--config PATH] [--set KEY=VALUE ...] --seeds N`.
 
-1. Trains with the config for --env-steps env steps, evaluating (greedy, held-out games) every --eval-every steps.
-2. Evaluates the last checkpoint over --final-games games on a seed block no game of the run used: training games
-   have even game seeds, evaluation games odd ones, and the final games take env seed ``seed + FINAL_SEED_OFFSET``,
-   a block of evaluation seeds the in-training evaluations (which pick ckpt_best) never saw.
+1. Trains the config once per run seed (seed, seed + 1, ..., one run after another) for --env-steps env steps,
+   evaluating (greedy, held-out games) every --eval-every steps.
+2. Evaluates each run's last checkpoint over --final-games games on a seed block that no run used: training games
+   have even game seeds, evaluation games odd ones, and the final games take env seed ``seed + FINAL_SEED_OFFSET``
+   (the config's seed, the same block for every run), which the in-training evaluations never saw.
 3. Reference rows on the same final games: our team's side played by a uniformly random team and by GoBigger's
-   level-1 and level-2 bots (env.stand_in), against the same opponents as the trained team.
+   level-1, level-2 and level-3 bots (env.stand_in, at the opponents' decision rate), against the same opponents.
 
-Writes benchmarks/results/learning_<tag>.json (the curve: env steps, training wall time, win_rate,
-score_ratio_mean, rank_mean, reward_mean/std at each evaluation; the final and reference rows) and
-learning_<tag>.png (win rate and score ratio against env steps and against training wall time), and prints the
-final figures last. Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
+Long runs: each run's experiment folder is benchmarks/runs/<run tag>/ (not committed). While it trains, its latest
+checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/ (latest.pth.tar, learner.jsonl,
+evaluator.jsonl: commit them), and `--resume` continues every unfinished run from there, on any machine.
+
+Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
+mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
+wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
+`gobigger-eval --ckpt PATH --seed N`), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1.
+Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
 """
 import argparse
-import copy
 import datetime
+import glob
 import json
 import logging
 import os
 import platform
+import re
 import shutil
+import threading
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
+import numpy as np
 import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
@@ -30,20 +39,27 @@ from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.pipeline.checkpoint import export_weights
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.learning_curve import save_figure_atomically
 from ppo_gobigger.pipeline.serial import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
-RUNS = os.path.join(HERE, 'runs')  # experiment folders (checkpoints, logs); not committed
-FINAL_SEED_OFFSET = 1000  # final games: env seed = run seed + this, see the module docstring
+RUN_STATE = os.path.join(RESULTS, 'runs')  # committed: each run's latest checkpoint and logs, for --resume
+PUBLISHED = os.path.join(RESULTS, 'checkpoints')  # committed: each run's final weights and config
+RUNS = os.path.join(HERE, 'runs')  # experiment folders (every checkpoint, TensorBoard); not committed
+FINAL_SEED_OFFSET = 1000  # final games: env seed = the config's seed + this, see the module docstring
+SYNC_EVERY_S = 60.0  # how often a training run's latest checkpoint and logs are copied to RUN_STATE
+LOGS = ('learner.jsonl', 'evaluator.jsonl')
 CURVE_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean', 'reward_mean', 'reward_std', 'final_score_mean',
                 'opponent_score_mean')
+SUMMARY_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean')
 REFERENCES = {  # name -> env overrides: who plays our team's side instead of the policy
     'random team': ['env.stand_in=random'],
     'level-1 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=1'],
     'level-2 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=2'],
+    'level-3 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=3'],
 }
 
 
@@ -53,11 +69,15 @@ def read_jsonl(path: str) -> List[Dict]:
 
 
 def learning_curve(exp_dir: str) -> List[Dict]:
-    """One point per evaluation: env steps, training wall time up to it, and the report's figures."""
+    """One point per evaluation: env steps, training wall time up to it, and the report's figures. A resumed run
+    evaluates again where it stopped: only the first report at each env step counts."""
     iterations = read_jsonl(os.path.join(exp_dir, 'learner.jsonl'))
-    points = []
+    points, seen = [], set()
     for report in read_jsonl(os.path.join(exp_dir, 'evaluator.jsonl')):
         envstep = report['collector_envstep']
+        if envstep in seen:
+            continue
+        seen.add(envstep)
         wall = sum(it['collect_time'] + it['learn_time'] for it in iterations if it['envstep'] <= envstep)
         points.append(dict(env_steps=envstep, train_iter=report['train_iter'], wall_time_s=wall,
                            games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS}))
@@ -68,20 +88,109 @@ def final_row(report: Dict) -> Dict:
     return dict(games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS})
 
 
-def plot(points: List[Dict], final: Dict, references: Dict[str, Dict], title: str, path: str) -> None:
+def latest_checkpoint(exp_dir: str) -> Optional[str]:
+    """The checkpoint with the most gradient updates in exp_dir/ckpt (iteration_N.pth.tar), or None."""
+    found = [(int(m.group(1)), p) for p in glob.glob(os.path.join(exp_dir, 'ckpt', 'iteration_*.pth.tar'))
+             if (m := re.search(r'iteration_(\d+)\.pth\.tar$', p))]
+    return max(found)[1] if found else None
+
+
+def copy_atomically(src: str, dst: str) -> None:
+    tmp = f'{dst}.tmp'
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+class RunState:
+    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar) and the logs."""
+
+    def __init__(self, run_tag: str, exp_dir: str) -> None:
+        self.folder = os.path.join(RUN_STATE, run_tag)
+        self.checkpoint = os.path.join(self.folder, 'latest.pth.tar')
+        self.exp_dir = exp_dir
+        self._copied: Optional[str] = None
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def restore(self) -> Optional[str]:
+        """Put the committed logs back into the experiment folder; returns the checkpoint to resume from or None."""
+        if not os.path.isfile(self.checkpoint):
+            return None
+        # checkpoints this machine wrote after the committed one would pass for the resumed run's latest
+        shutil.rmtree(os.path.join(self.exp_dir, 'ckpt'), ignore_errors=True)
+        os.makedirs(self.exp_dir, exist_ok=True)
+        for name in LOGS:
+            copy_atomically(os.path.join(self.folder, name), os.path.join(self.exp_dir, name))
+        return self.checkpoint
+
+    def sync(self) -> None:
+        """Copy the experiment folder's latest checkpoint and logs here, if there is a newer checkpoint."""
+        latest = latest_checkpoint(self.exp_dir)
+        if latest is None or latest == self._copied:
+            return
+        os.makedirs(self.folder, exist_ok=True)
+        for name in LOGS:
+            copy_atomically(os.path.join(self.exp_dir, name), os.path.join(self.folder, name))
+        copy_atomically(latest, self.checkpoint)  # last: a checkpoint never runs ahead of its logs
+        self._copied = latest
+
+    def __enter__(self) -> 'RunState':
+        def loop() -> None:
+            while not self._stop.wait(SYNC_EVERY_S):
+                self.sync()
+
+        self._thread = threading.Thread(target=loop, name='run-state-sync', daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sync()
+
+
+def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, args) -> Dict:
+    """Train (or go on training) one run; returns its curve, its last checkpoint and its training wall time."""
+    exp_dir = os.path.join(RUNS, run_tag)
+    state = RunState(run_tag, exp_dir)
+    resume = state.restore() if args.resume else None
+    if resume is None:
+        shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
+        shutil.rmtree(state.folder, ignore_errors=True)
+    logging.info(f'run {run_tag} (seed {seed}): ' + (f'resuming from {resume}' if resume else 'from scratch'))
+    overrides = [f'exp_name={exp_dir!r}', f'policy.eval.evaluator.eval_freq={args.eval_every}',
+                 f'env.n_evaluator_episode={args.eval_games}']
+    start = time.time()
+    with state:
+        train(apply_overrides(main_config, overrides), create_config, seed=seed, max_env_step=args.env_steps,
+              resume=resume, progress=False)
+    return dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir),
+                session_wall_time_s=time.time() - start)
+
+
+def summary(rows: List[Dict]) -> Dict:
+    return {f'{stat}_{field}': float(fn([r[field] for r in rows]))
+            for field in SUMMARY_FIELDS for stat, fn in (('mean', np.mean), ('min', np.min), ('max', np.max))}
+
+
+def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: str) -> None:
     """2 x 2 panels: win rate and score ratio (rows) against env steps and training wall time (columns)."""
     fig = Figure(figsize=(11, 7), layout='constrained')
     axes = fig.subplots(2, 2, sharey='row')
-    styles = dict(zip(REFERENCES, (':', '-.', '--')))
+    styles = dict(zip(REFERENCES, (':', '-.', '--', (0, (5, 1, 1, 1, 1, 1)))))
+    colours = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')
     for col, (x_key, x_label) in enumerate((('env_steps', 'training env steps'),
                                             ('wall_time_s', 'training wall time (s, evaluations excluded)'))):
-        x = [p[x_key] for p in points]
         for row, (field, label) in enumerate((('win_rate', 'win rate'), ('score_ratio_mean', 'score ratio'))):
             ax = axes[row, col]
-            ax.plot(x, [p[field] for p in points], marker='o', markersize=4, color='tab:blue',
-                    label=f'trained team ({points[-1]["games"]} games each)')
-            ax.plot([x[-1]], [final[field]], marker='*', markersize=12, color='tab:red', linestyle='none',
-                    label=f'final, {final["games"]} new games')
+            for k, (run_tag, run) in enumerate(runs.items()):
+                points, colour = run['curve'], colours[k % len(colours)]
+                x = [p[x_key] for p in points]
+                ax.plot(x, [p[field] for p in points], marker='o', markersize=3, color=colour,
+                        label=f'{run_tag} ({points[-1]["games"]} games each)')
+                if 'final' in run:
+                    ax.plot([x[-1]], [run['final'][field]], marker='*', markersize=12, color=colour,
+                            linestyle='none', label=f'{run_tag} final, {run["final"]["games"]} new games')
             for name, ref in references.items():
                 ax.axhline(ref[field], color='grey', linestyle=styles[name], linewidth=1, label=name)
             ax.set_xlabel(x_label)
@@ -91,7 +200,7 @@ def plot(points: List[Dict], final: Dict, references: Dict[str, Dict], title: st
                 ax.xaxis.set_major_formatter(EngFormatter(sep=''))
     axes[0, 0].set_ylim(-0.05, 1.05)
     axes[1, 0].set_ylim(bottom=0)
-    axes[0, 0].legend(fontsize=8, loc='upper left')
+    axes[0, 0].legend(fontsize=7, loc='upper left')
     fig.suptitle(title, fontsize=11)
     save_figure_atomically(fig, path)
 
@@ -103,25 +212,60 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
         name, path = item.split('=', 1)
         rows[name] = dict(checkpoint=path, **final_row(evaluate(path, episodes=args.final_games, seed=final_seed)))
         print(f'{name}: {rows[name]}', flush=True)
-    result = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-                  settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
-    os.makedirs(RESULTS, exist_ok=True)
-    path = os.path.join(RESULTS, f'learning_{tag}.json')
-    with open(path, 'w') as f:
-        json.dump(result, f, indent=2)
-    print(f'wrote {path}')
+    result = dict(date=now(), settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
+    write_json(os.path.join(RESULTS, f'learning_{tag}.json'), result)
     print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
                     for name, r in rows.items()], headers=('checkpoint', 'win rate', 'score ratio', 'rank')))
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+
+
+def write_json(path: str, data: Dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(f'{path}.tmp', 'w') as f:
+        json.dump(data, f, indent=2)
+    os.replace(f'{path}.tmp', path)
+    print(f'wrote {path}', flush=True)
+
+
+def print_tables(result: Dict) -> None:
+    for run_tag, run in result['runs'].items():
+        print(f'\n{run_tag} (seed {run["seed"]}):')
+        print(tabulate([(p['env_steps'], f'{p["wall_time_s"]:.0f}', p['games'], f'{p["win_rate"]:.2f}',
+                         f'{p["score_ratio_mean"]:.3f}', f'{p["rank_mean"]:.2f}',
+                         f'{p["reward_mean"]:.2f} ± {p["reward_std"]:.2f}') for p in run['curve']],
+                       headers=('env steps', 'train s', 'games', 'win rate', 'score ratio', 'rank', 'reward')))
+    s = result['settings']
+    print(f'\nfinal: {s["final_games"]} games on held-out seeds (env seed {s["final_seed"]}), {s["preset"]} vs '
+          f'{s["opponents"]}, {"greedy" if s["greedy"] else "sampled"} actions')
+    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps)', run['final'])
+            for run_tag, run in result['runs'].items() if 'final' in run]
+    rows += [(f'{name} (reference)', r) for name, r in result['references'].items()]
+    print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
+                     f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
+                   headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
+    if 'summary' in result:
+        m = result['summary']
+        print(f'over {len(rows) - len(result["references"])} runs: win rate mean {m["mean_win_rate"]:.2f} '
+              f'(min {m["min_win_rate"]:.2f}), score ratio mean {m["mean_score_ratio_mean"]:.3f} '
+              f'(min {m["min_score_ratio_mean"]:.3f}), rank mean {m["mean_rank_mean"]:.2f}')
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
-    parser.add_argument('--env-steps', type=int, help='training env steps (required unless --checkpoint)')
+    parser.add_argument('--env-steps', type=int, help='training env steps per run (required unless --checkpoint)')
     parser.add_argument('--eval-every', type=int, help='env steps between evaluations (required unless --checkpoint)')
     parser.add_argument('--eval-games', type=int, default=8, help='games per evaluation during training')
-    parser.add_argument('--final-games', type=int, default=50, help='games of the final evaluation')
+    parser.add_argument('--final-games', type=int, default=100, help='games of the final evaluation of each run')
+    parser.add_argument('--seeds', type=int, default=1, help='runs, with run seeds seed, seed + 1, ...')
+    parser.add_argument('--resume', action='store_true',
+                        help='go on with the unfinished runs of this tag from benchmarks/results/runs/')
+    parser.add_argument('--only-train', action='store_true',
+                        help='train (or resume) the runs up to --env-steps, then stop: no final games yet')
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
@@ -131,63 +275,64 @@ def main() -> None:
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)
-    probe, _ = compile_config(apply_overrides(main_config, args.set), create_config)
-    tag = args.tag or probe.env.preset
+    main_config = apply_overrides(main_config, args.set)
+    cfg, _ = compile_config(main_config, create_config)
+    tag = args.tag or cfg.env.preset
+    final_seed = cfg.seed + FINAL_SEED_OFFSET
     if args.checkpoint:
-        evaluate_checkpoints(args, probe.seed + FINAL_SEED_OFFSET, tag)
+        evaluate_checkpoints(args, final_seed, tag)
         return
     if args.env_steps is None or args.eval_every is None:
         parser.error('--env-steps and --eval-every are required to train')
-    exp_dir = os.path.join(RUNS, f'learning_{tag}')
-    shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
-    overrides = list(args.set) + [
-        f'exp_name={exp_dir!r}', f'max_env_step={args.env_steps}',
-        f'policy.eval.evaluator.eval_freq={args.eval_every}', f'env.n_evaluator_episode={args.eval_games}',
-    ]
-    main_config = apply_overrides(main_config, overrides)
-    cfg, _ = compile_config(main_config, create_config)
+    if args.seeds < 1:
+        parser.error(f'--seeds must be >= 1, got {args.seeds}')
 
-    start = time.time()
-    train(main_config, create_config, progress=False)
-    total_s = time.time() - start
-    points = learning_curve(exp_dir)
-    last_ckpt = os.path.join(exp_dir, 'ckpt', f'iteration_{points[-1]["train_iter"]}.pth.tar')
-    final_seed = cfg.seed + FINAL_SEED_OFFSET
-    final = final_row(evaluate(last_ckpt, main_config, create_config, episodes=args.final_games, seed=final_seed))
-    references = {} if args.no_references else {
-        name: final_row(evaluate(last_ckpt, main_config, create_config, episodes=args.final_games, seed=final_seed,
-                                 overrides=ref))
-        for name, ref in REFERENCES.items()
-    }
-
-    opponents = f'{cfg.env.opponent}' + (f' level {cfg.env.bot_level}' if cfg.env.opponent == 'bot' else '')
-    result = dict(
-        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        settings=dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
-                      opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
-                      eval_games=args.eval_games, final_games=args.final_games, final_seed=final_seed,
-                      greedy=not cfg.policy.eval.sample, seed=cfg.seed),
-        curve=points, final=final, references=references, total_wall_time_s=total_s,
-        machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()),
-    )
-    os.makedirs(RESULTS, exist_ok=True)
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
-    with open(json_path, 'w') as f:
-        json.dump(result, f, indent=2)
-    plot(points, final, references, f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
+    opponents = f'{cfg.env.opponent}' + (f' level {cfg.env.bot_level}' if cfg.env.opponent == 'bot' else '')
+    settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
+                    opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
+                    eval_games=args.eval_games, final_games=args.final_games, final_seed=final_seed,
+                    greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds)
+    result = dict(date=now(), settings=settings, runs={}, references={},
+                  machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
+    if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
+        with open(json_path) as f:
+            previous = json.load(f)
+        result['runs'], result['references'] = previous.get('runs', {}), previous.get('references', {})
 
-    print(tabulate([(p['env_steps'], f'{p["wall_time_s"]:.0f}', p['games'], f'{p["win_rate"]:.2f}',
-                     f'{p["score_ratio_mean"]:.3f}', f'{p["rank_mean"]:.2f}',
-                     f'{p["reward_mean"]:.2f} ± {p["reward_std"]:.2f}') for p in points],
-                   headers=('env steps', 'train s', 'games', 'win rate', 'score ratio', 'rank', 'reward')))
-    print(f'wrote {json_path} and {png_path}; whole run {total_s / 60:.1f} min')
-    rows = [('trained team (last checkpoint)', final)] + list(references.items())
-    print(f'\nfinal: {args.final_games} games on held-out seeds (env seed {final_seed}), {cfg.env.preset} vs '
-          f'{opponents}, {"greedy" if not cfg.policy.eval.sample else "sampled"} actions')
-    print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
-                     f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
-                   headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
+    for k in range(args.seeds):
+        run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
+        run = result['runs'].get(run_tag, {})
+        if run.get('env_steps') != args.env_steps or 'final' not in run:
+            run = dict(seed=seed, env_steps=args.env_steps, **train_run(main_config, create_config, run_tag, seed, args))
+            result['runs'][run_tag] = run
+            write_json(json_path, result)
+        if args.only_train or 'final' in run:
+            continue
+        report = evaluate(run['checkpoint'], episodes=args.final_games, seed=final_seed)
+        run['final'] = final_row(report)
+        published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
+        export_weights(run['checkpoint'], published)
+        run['published'] = os.path.relpath(published, HERE)
+        run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
+        write_json(json_path, result)
+
+    last = next((r for r in result['runs'].values() if 'published' in r), None)
+    if last is not None and not args.no_references:
+        for name, overrides in REFERENCES.items():
+            if name not in result['references']:  # the same games for every run: played once per results file
+                report = evaluate(os.path.join(HERE, last['published']), episodes=args.final_games, seed=final_seed,
+                                  overrides=overrides)
+                result['references'][name] = final_row(report)
+                write_json(json_path, result)
+    finals = [r['final'] for r in result['runs'].values() if 'final' in r]
+    if finals:
+        result['summary'] = summary(finals)
+    result['date'] = now()
+    write_json(json_path, result)
+    plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
+    print_tables(result)
 
 
 if __name__ == '__main__':

@@ -82,6 +82,21 @@ def test_eval_of_the_checkpoint(trained):
     assert report['reward_mean'] == pytest.approx(last['reward_mean'])
 
 
+def test_exported_weights_replay_the_same_games_and_hold_nothing_else(trained, tmp_path):
+    """A published agent (export_weights) is the model and the config only, a third of the checkpoint's size, and
+    replays the held-out games exactly as the checkpoint it came from; it cannot be resumed from."""
+    from ppo_gobigger import evaluate
+    from ppo_gobigger.pipeline.checkpoint import export_weights
+    exp_dir, _ = trained
+    full = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar')
+    published = str(tmp_path / 'agent.pth.tar')
+    export_weights(full, published)
+    payload = load_checkpoint(published)
+    assert set(payload) == {'format', 'train_iter', 'envstep', 'config', 'model'}
+    assert os.path.getsize(published) < os.path.getsize(full) / 2
+    assert evaluate(published, episodes=2)['reward_mean'] == pytest.approx(evaluate(full, episodes=2)['reward_mean'])
+
+
 def test_resume_continues_the_counters(trained, tmp_path):
     from ppo_gobigger import train
     exp_dir, _ = trained

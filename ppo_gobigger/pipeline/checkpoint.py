@@ -102,3 +102,11 @@ def check_model_state(model: torch.nn.Module, state_dict: Dict[str, torch.Tensor
         if unexpected:
             lines.append('  unexpected parameters: ' + ', '.join(unexpected))
         raise CheckpointError('\n'.join(lines))
+
+
+def export_weights(src: str, dst: str) -> None:
+    """Write the playable part of checkpoint ``src`` to ``dst``: the model's weights, the config and the counters,
+    nothing else (no optimizer, value-norm statistics or random-generator states), atomically. ``gobigger-eval
+    --ckpt dst`` replays it with no other file; it cannot be resumed from."""
+    payload = load_checkpoint(src)
+    save_checkpoint(dst, {'model': payload['model']}, payload['train_iter'], payload['envstep'], payload['config'])
