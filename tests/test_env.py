@@ -104,6 +104,8 @@ def test_check_actions_accepts_and_rejects():
         (dict(stand_in='human'), r"'human'.*'bot', 'random'"),
         (dict(stand_in='bot', stand_in_bot_level=0), r'bot_level 0'),
         (dict(reward='win'), r"'win'.*'score', 'margin'"),
+        (dict(reward='margin', team_spirit=0.5), r"team_spirit 0.5 < 1.*'score', 'log_score'.*'margin'"),
+        (dict(team_spirit=1.5), r'team_spirit must be in \[0, 1\]; got 1.5'),
         (dict(custom_cfg={'frame_limt': 10}), r'frame_limt'),
         (dict(custom_cfg={'manager_settings': {'food_manager': {'num_innit': 1}}}), r'num_innit'),
     ]
@@ -128,7 +130,7 @@ def test_lazy_init_and_spaces():
         space = env.observation_space[k]
         assert space.shape == (A, ) + shape
         assert space.dtype == (np.bool_ if k in MASK_KEYS else np.float32)
-    assert env.reward_space.shape == (1, )
+    assert env.reward_space.shape == (3, )  # one reward per player
 
 
 def test_env_cfg_copies():
@@ -225,6 +227,31 @@ def test_log_rewards_sum_to_the_log_of_the_final_score_and_ratio(preset):
     assert log_score == pytest.approx(math.log(info['final_score'] / start), rel=1e-4, abs=1e-5)
     assert log_ratio == pytest.approx(math.log(info['score_ratio']), rel=1e-4, abs=1e-5)
     assert (log_ratio > 0) == info['win']
+
+
+def test_team_spirit_mixes_each_players_own_log_score_with_the_teams():
+    """team_spirit=0.25 with log_score: player i's rewards add up to 0.25 ln(team final / start) + 0.75 ln(its own
+    final / start score); the players' rewards differ; the game's return is their mean."""
+    env = make_env(frame_limit=300, reward='log_score', team_spirit=0.25, action_repeat=2)
+    env.seed(4)
+    env.reset()
+    consts = env._consts
+    rng = np.random.default_rng(1)
+    rewards, done = [], False
+    while not done:
+        ts = env.step(random_actions(rng, 2))
+        assert ts.reward.shape == (2, ) and ts.reward.dtype == np.float32
+        rewards.append(ts.reward)
+        done = ts.done
+    returns = np.sum(rewards, axis=0, dtype=np.float64)  # (A,)
+    team_start = consts.player_num_per_team * consts.score_init
+    own = [env._game.server.obs()[1][pid]['score'] for pid in env._our_ids]
+    for a in range(2):
+        expected = 0.25 * math.log(ts.info['final_score'] / team_start) + 0.75 * math.log(own[a] / consts.score_init)
+        assert returns[a] == pytest.approx(expected, rel=1e-3, abs=1e-4)
+    assert returns[0] != pytest.approx(returns[1])
+    assert ts.info['eval_episode_return'] == pytest.approx(returns.mean(), rel=1e-4)
+    env.close()
 
 
 def test_single_team_preset_has_no_opponent():
@@ -344,7 +371,7 @@ def test_game_exception_gives_abnormal_timestep_then_reset_works(monkeypatch):
     monkeypatch.setattr(env._game.server, 'step', broken_step)
     ts = env.step([0, 1])
     assert ts.info['abnormal'] is True and 'boom inside the game' in ts.info['error']
-    assert ts.done is False and ts.reward.dtype == np.float32 and ts.reward.tolist() == [0.0]
+    assert ts.done is False and ts.reward.dtype == np.float32 and ts.reward.tolist() == [0.0, 0.0]  # one per player
     for k, space in env.observation_space.spaces.items():
         assert ts.obs[k].shape == space.shape and ts.obs[k].dtype == space.dtype and not ts.obs[k].any()
     obs = env.reset()

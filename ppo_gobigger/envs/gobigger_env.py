@@ -2,8 +2,8 @@
 
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
-Reward: (1,) float32, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's score /
-reward_scale, by default; see rewards.py for the others).
+Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
+score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
 Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward.
 """
 
@@ -54,6 +54,8 @@ class GoBiggerPPOEnv(BaseEnv):
         action_repeat=1,
         reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio
         reward_scale=1000.0,  # the score and margin rewards are divided by this
+        # share of the team's reward in each player's reward; the rest is the player's own (score, log_score only)
+        team_spirit=1.0,
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -83,7 +85,7 @@ class GoBiggerPPOEnv(BaseEnv):
         for key in ('step_mul', 'action_repeat'):
             if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
                 raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
-        check_reward(cfg.reward, cfg.reward_scale)
+        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit)
         self._cfg = cfg
         self._player_num = A
         # GoBigger numbers players by team: team t owns players t*A .. t*A+A-1 (checked at the first reset)
@@ -106,7 +108,7 @@ class GoBiggerPPOEnv(BaseEnv):
             }
         )  # bool Boxes travel fine through DI-engine's shared memory (ShmBuffer maps np.bool_ to ctypes.c_bool)
         self._action_space = gym.spaces.MultiDiscrete([ACTION_NUM] * A)
-        self._reward_space = gym.spaces.Box(-np.inf, np.inf, (1, ), np.float32)
+        self._reward_space = gym.spaces.Box(-np.inf, np.inf, (A, ), np.float32)
 
         self._game = None  # gobigger GoBiggerEnv, created at the first reset
         self._seed: Optional[int] = None
@@ -116,7 +118,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_return = 0.0
-        self._reward = TeamReward(cfg.reward, cfg.team_id, cfg.reward_scale)
+        self._reward = TeamReward(cfg.reward, cfg.team_id, cfg.reward_scale, cfg.team_spirit)
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -173,7 +175,7 @@ class GoBiggerPPOEnv(BaseEnv):
             raise RuntimeError(f'GoBigger numbered team {self._cfg.team_id} as {teams}; expected {self._our_ids}')
         self._player_states = player_states
         self._episode_return = 0.0
-        self._reward.reset(global_state['leaderboard'])
+        self._reward.reset(global_state['leaderboard'], self._player_scores(player_states))
         return team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
 
     def step(self, action: Any) -> BaseEnvTimestep:
@@ -200,17 +202,17 @@ class GoBiggerPPOEnv(BaseEnv):
             logging.warning('GoBigger step failed (game seed %s); abnormal timestep', self._game_seed, exc_info=True)
             self._drop_game()  # the next reset() builds a fresh game
             info = {'abnormal': True, 'error': repr(e)}
-            return BaseEnvTimestep(empty_features(self._player_num), np.zeros(1, np.float32), False, info)
+            return BaseEnvTimestep(empty_features(self._player_num), np.zeros(self._player_num, np.float32), False, info)
 
-        reward = self._reward.step(global_state['leaderboard'])
-        self._episode_return += reward
+        reward = self._reward.step(global_state['leaderboard'], self._player_scores(player_states))  # (A,)
+        self._episode_return += float(reward.mean())
         info = {}
         if done:
             info = self._episode_end_info(global_state['leaderboard'])
             self._player_states = None
         if self._stand_in is not None:
             info['stand_in_action'] = played  # (A,) the stand-in's moves as action indices: demonstrations
-        return BaseEnvTimestep(obs, np.array([reward], np.float32), bool(done), info)
+        return BaseEnvTimestep(obs, reward, bool(done), info)
 
     def close(self) -> None:
         self._drop_game()
@@ -257,6 +259,9 @@ class GoBiggerPPOEnv(BaseEnv):
         finally:
             self._global_random_state = random.getstate()
             random.setstate(outside)
+
+    def _player_scores(self, player_states: Mapping) -> List[float]:
+        return [float(player_states[pid]['score']) for pid in self._our_ids]
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus the final standings (also under 'episode_info', which DI-engine's evaluator

@@ -13,11 +13,20 @@ end minus the potential at its start, whatever happened in between:
 The log kinds are scale-free (reward_scale is not used): doubling the team's mass pays the same early and late in a
 game, so the large swings of a late game do not drown the early lessons. With a single team, "the best other team"
 is absent and the margin and ratio kinds reduce to our own score. Evaluation always reports the true outcome.
+
+Each player gets its own reward (A,): ``team_spirit * (the team's reward) + (1 - team_spirit) * (the player's own
+reward)``, the player's own potential being its own score / reward_scale ('score') or ln(its own score)
+('log_score'). With team_spirit 1 (the default) every player gets the team's reward; below 1 a player's advantage
+is less the noise of what its teammates did (GoBigger's own baselines mix the two the same way). The margin and ratio
+kinds are team-only (team_spirit must be 1). A game's return is the mean of the players' returns.
 """
 import math
-from typing import List, Mapping
+from typing import List, Mapping, Sequence
+
+import numpy as np
 
 REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio')
+PLAYER_KINDS = ('score', 'log_score')  # the kinds with a per-player potential (team_spirit < 1)
 SCORE_FLOOR = 1.0  # scores are floored before a log (a team's score never drops near it in play)
 
 
@@ -26,25 +35,32 @@ def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
     return [float(score) for team, score in leaderboard.items() if team != team_id]
 
 
-def check_reward(kind: str, reward_scale: float) -> None:
-    """Raise ValueError for an unknown kind or a reward_scale that is not > 0."""
+def check_reward(kind: str, reward_scale: float, team_spirit: float = 1.0) -> None:
+    """Raise ValueError for an unknown kind, a reward_scale that is not > 0 or a team_spirit the kind cannot take."""
     if kind not in REWARD_KINDS:
         raise ValueError(f'unknown reward {kind!r}; allowed: {REWARD_KINDS}')
     if not reward_scale > 0:
         raise ValueError(f'reward_scale must be > 0; got {reward_scale!r}')
+    if not 0.0 <= team_spirit <= 1.0:
+        raise ValueError(f'team_spirit must be in [0, 1]; got {team_spirit!r}')
+    if team_spirit < 1.0 and kind not in PLAYER_KINDS:
+        raise ValueError(f'team_spirit {team_spirit!r} < 1 needs a reward with a per-player part, one of '
+                         f'{PLAYER_KINDS}; got {kind!r}')
 
 
 class TeamReward:
-    """The reward of one team, step by step: ``reset`` at the start of a game, then ``step`` after each env step."""
+    """The rewards of one team's players, step by step: ``reset`` at the start of a game, then ``step`` after each
+    env step, each given the leaderboard and the team's player scores (in team order)."""
 
-    def __init__(self, kind: str, team_id: int, reward_scale: float) -> None:
-        check_reward(kind, reward_scale)
+    def __init__(self, kind: str, team_id: int, reward_scale: float, team_spirit: float = 1.0) -> None:
+        check_reward(kind, reward_scale, team_spirit)
         self.kind = kind
         self.team_id = team_id
         self.reward_scale = float(reward_scale)
-        self._last = 0.0
+        self.team_spirit = float(team_spirit)
+        self._last = np.zeros(0)
 
-    def potential(self, leaderboard: Mapping[int, float]) -> float:
+    def team_potential(self, leaderboard: Mapping[int, float]) -> float:
         ours = float(leaderboard[self.team_id])
         others = other_scores(leaderboard, self.team_id)
         if self.kind == 'score':
@@ -56,11 +72,20 @@ class TeamReward:
             return log_ours
         return log_ours - math.log(max(max(others), SCORE_FLOOR))  # 'log_ratio'
 
-    def reset(self, leaderboard: Mapping[int, float]) -> None:
-        self._last = self.potential(leaderboard)
+    def potential(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> np.ndarray:
+        """(A,) each player's potential."""
+        team = self.team_potential(leaderboard)
+        if self.team_spirit == 1.0:
+            return np.full(len(player_scores), team)
+        scores = np.asarray(player_scores, np.float64)  # (A,)
+        own = scores / self.reward_scale if self.kind == 'score' else np.log(np.maximum(scores, SCORE_FLOOR))
+        return self.team_spirit * team + (1.0 - self.team_spirit) * own
 
-    def step(self, leaderboard: Mapping[int, float]) -> float:
-        """The reward of the step that ended with this leaderboard."""
-        now = self.potential(leaderboard)
+    def reset(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> None:
+        self._last = self.potential(leaderboard, player_scores)
+
+    def step(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> np.ndarray:
+        """(A,) float32: each player's reward for the step that ended with this leaderboard and these scores."""
+        now = self.potential(leaderboard, player_scores)
         reward, self._last = now - self._last, now
-        return reward
+        return reward.astype(np.float32)

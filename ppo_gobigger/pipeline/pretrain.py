@@ -53,7 +53,7 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
                 game = current[i]
                 game['obs'].append(ready[i])
                 game['action'].append(timestep.info['stand_in_action'])
-                game['reward'].append(float(np.asarray(timestep.reward).sum()))
+                game['reward'].append(np.asarray(timestep.reward, np.float32))  # (A,)
                 collected += 1
                 if timestep.done:
                     games.append(game)
@@ -66,12 +66,11 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
     obs = {k: torch.from_numpy(np.concatenate([np.stack([o[k] for o in g['obs']]) for g in games]))
            for k in games[0]['obs'][0]}  # {key: (S, A, ...)}
     action = torch.from_numpy(np.concatenate([np.stack(g['action']) for g in games]))  # (S, A)
-    reward = torch.tensor([r for g in games for r in g['reward']]).unsqueeze(1)  # (S, 1): games end to end
-    game_end = torch.zeros_like(reward, dtype=torch.bool)  # (S, 1)
+    reward = torch.from_numpy(np.concatenate([np.stack(g['reward']) for g in games])).unsqueeze(1)  # (S, 1, A)
+    game_end = torch.zeros(steps, 1, dtype=torch.bool)  # (S, 1): games end to end
     game_end[np.cumsum([len(g['reward']) for g in games]) - 1] = True
-    zero = torch.zeros(steps, 1, 1)  # (S, 1, 1): with V = 0 and lambda = 1, GAE is the discounted return
-    returns = gae(reward, zero, zero, game_end, game_end, gamma, 1.0)[:, 0, 0]  # (S,)
-    returns = returns.unsqueeze(1).expand_as(action).contiguous()  # the team's return, per player (S, A)
+    zero = torch.zeros_like(reward)  # (S, 1, A): with V = 0 and lambda = 1, GAE is the discounted return
+    returns = gae(reward, zero, zero, game_end, game_end, gamma, 1.0)[:, 0]  # (S, A) each player's return
     logger.info(f'demonstrations: {len(games)} games, {steps} env steps of level-{cfg.pretrain.bot_level} bots, '
                 f'played but not kept: {collected - steps} steps of unfinished games')
     return dict(obs=obs, action=action, returns=returns, env_steps=collected)

@@ -152,7 +152,7 @@ class GoBiggerPPOPolicy(Policy):
         rollout (from the collector; tensors, time-first):
             obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
             value: (T, E, A) and next_value: (T, E, A) as the critic predicted them (normalised units),
-            reward: (T, E), done: (T, E), cut: (T, E),
+            reward: (T, E, A), done: (T, E), cut: (T, E),
             valid: (T, E) False where an env's segment is padded (async managers only).
         """
         cfg = self._cfg.learn
@@ -338,7 +338,7 @@ class GoBiggerPPOPolicy(Policy):
             'logit': policy_output['logit'],  # (A, N)
             'value': policy_output['value'],  # (A,)
             'next_value': np.zeros_like(policy_output['value']),  # (A,)
-            'reward': np.float32(np.asarray(timestep.reward).sum()),  # team reward, scalar
+            'reward': np.asarray(timestep.reward, np.float32),  # (A,) each player's reward
             'done': bool(timestep.done),
             'cut': bool(timestep.done),
         }

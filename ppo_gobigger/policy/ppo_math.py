@@ -21,7 +21,7 @@ def gae(
     """Generalised advantage estimation, time-first.
 
     Arguments:
-        reward: (T, E) team reward, shared by the A players of a team.
+        reward: (T, E, A) each player's reward, or (T, E) one reward shared by the A players of a team.
         value: (T, E, A) V(s_t) per player.
         next_value: (T, E, A) V(s_{t+1}) per player; its value is ignored where ``done``.
         done: (T, E) the game ended after step t: nothing follows, no bootstrap.
@@ -31,7 +31,8 @@ def gae(
         advantage: (T, E, A).
     """
     T = reward.shape[0]
-    reward = reward.unsqueeze(-1)  # (T, E, 1): broadcast over players
+    if reward.dim() == value.dim() - 1:
+        reward = reward.unsqueeze(-1)  # (T, E) -> (T, E, 1): broadcast over players
     not_done = 1.0 - done.to(value.dtype).unsqueeze(-1)  # (T, E, 1)
     not_cut = 1.0 - cut.to(value.dtype).unsqueeze(-1)  # (T, E, 1)
     delta = reward + gamma * not_done * next_value - value  # (T, E, A)
