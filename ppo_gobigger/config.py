@@ -212,6 +212,10 @@ def _check_consistency(cfg: EasyDict) -> None:
                           f'and {cfg.pretrain.epochs}')
     if cfg.pretrain.bot_level not in BOT_LEVELS:
         raise ConfigError(f'pretrain.bot_level {cfg.pretrain.bot_level!r} is not one of {BOT_LEVELS}')
+    from .model.heads import ACTOR_HEADS
+    if cfg.policy.model.actor_head not in ACTOR_HEADS:
+        raise ConfigError(f'unknown policy.model.actor_head {cfg.policy.model.actor_head!r}: choose one of '
+                          f'{", ".join(ACTOR_HEADS)}')
     if cfg.replay.episodes < 1:
         raise ConfigError(f'replay.episodes must be >= 1, got {cfg.replay.episodes}')
     if learn.lr_anneal and not cfg.max_env_step:

@@ -66,6 +66,7 @@ def test_wrong_type_is_an_error(default_files):
         ('env.manager.step_timeout=2.5', 'whole number of seconds'),
         ('pretrain.bot_level=5', r'pretrain.bot_level 5 is not one of \(1, 2, 3\)'),
         ('pretrain.env_steps=-1', 'pretrain.env_steps must be >= 0'),
+        ('policy.model.actor_head=pointer', "unknown policy.model.actor_head 'pointer': choose one of discrete, "),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):
@@ -79,6 +80,8 @@ def test_inconsistent_settings(default_files, override, message):
         ('env.preset=st_t9p9', r"st_t9p9.*st_t2p2"),
         ('env.opponent=robot', r"robot.*bot"),
         ('env.bot_level=4', r"bot_level.*4"),
+        ('env.action_repeat=0', r"action_repeat must be a positive int; got 0"),
+        ('env.reward=log_margin', r"unknown reward 'log_margin'"),
     ]
 )
 def test_env_settings_are_checked_at_compile_time(default_files, override, message):

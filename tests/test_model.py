@@ -3,9 +3,10 @@ import pytest
 import torch
 from ding.utils import MODEL_REGISTRY
 
-from ppo_gobigger.envs.actions import ACTION_NUM
+from ppo_gobigger.envs.actions import ACTION_NUM, ACTION_TABLE, EJECT, MOVE_DIRECTIONS, SPLIT
 from ppo_gobigger.envs.features import MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
 from ppo_gobigger.model import GoBiggerPPoModel
+from ppo_gobigger.model.heads import ACTOR_HEADS, DirectionalHead
 
 MODES = ('compute_actor', 'compute_critic', 'compute_actor_critic')
 
@@ -48,10 +49,10 @@ def fill_padding_with_garbage(inputs, seed=1):
     return out
 
 
-@pytest.fixture
-def model():
+@pytest.fixture(params=ACTOR_HEADS)
+def model(request):
     torch.manual_seed(0)
-    return GoBiggerPPoModel()
+    return GoBiggerPPoModel(actor_head=request.param)
 
 
 def assert_outputs_close(a, b, atol=1e-6):
@@ -177,3 +178,26 @@ def test_batch_trimming_matches_per_sample_outputs(model):
     batch = model(inputs, 'compute_actor_critic')
     alone = model({k: v[:1] for k, v in inputs.items()}, 'compute_actor_critic')
     assert_outputs_close({k: v[:1] for k, v in batch.items()}, alone, atol=1e-5)
+
+
+def test_directional_head_peaks_at_the_heading():
+    """Move logits are <u_k, v>: the most likely move is the table direction nearest to the heading v, the logits
+    fall off as the cosine of the angle to it, and eject and split have logits of their own."""
+    torch.manual_seed(0)
+    head = DirectionalHead(8)
+    emb = torch.randn(5, 2, 8)  # (B, A, H)
+    logit = head(emb)['logit']  # (B, A, N)
+    assert logit.shape == (5, 2, ACTION_NUM)
+    v = head.heading(head.body(emb))  # (B, A, 2)
+    angle = torch.atan2(v[..., 1], v[..., 0])
+    nearest = torch.round(angle / (2 * torch.pi) * MOVE_DIRECTIONS).long() % MOVE_DIRECTIONS  # (B, A)
+    assert torch.equal(logit[..., :MOVE_DIRECTIONS].argmax(-1), nearest)
+    k = 3
+    expected = v[..., 0] * ACTION_TABLE[k][0] + v[..., 1] * ACTION_TABLE[k][1]  # |v| cos(angle - theta_k)
+    assert torch.allclose(logit[..., k], expected, atol=1e-6)
+    assert torch.allclose(logit[..., [EJECT, SPLIT]], head.other(head.body(emb)), atol=1e-6)
+
+
+def test_unknown_actor_head_names_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"'pointer'.*'discrete', 'directional'"):
+        GoBiggerPPoModel(actor_head='pointer')

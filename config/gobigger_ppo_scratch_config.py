@@ -1,0 +1,49 @@
+"""PPO from scratch: our team of 2 against level-3 bots on st_t2p2, no demonstrations and no imitation term.
+
+What differs from the default config, and why (README, "Beating the bots", has the runs):
+- env.action_repeat=4: the team decides every 4 GoBigger steps (8 frames, 0.4 s; 450 decisions a game) while the
+  bots still act every 2 frames. Shorter credit assignment, and every decision's features, inference and learning
+  serve 4x the game time.
+- env.reward='log_score', env.team_spirit=0.5: each player is paid the change of ln(its own score) mixed half and
+  half with ln(the team's): scale-free, and less of a teammate's luck in each player's advantage.
+- policy.learn.gae_lambda=0.8, learning_rate=1e-3, entropy_weight=0.005: advantages that lean on the near future
+  while the critic is still poor, and larger steps (approx_kl stayed ~0.002 at lr 5e-4).
+- 8 collector envs and n_sample = 8 x 450: every rollout holds one whole game per env, so a run resumed from any
+  checkpoint continues exactly (no game is cut at an iteration's end).
+"""
+from easydict import EasyDict
+
+main_config = EasyDict(dict(
+    exp_name='exp/gobigger_ppo_scratch_st_t2p2',
+    seed=0,
+    max_env_step=500_000,  # 4M game frames
+    env=dict(
+        preset='st_t2p2',
+        opponent='bot',
+        bot_level=3,
+        action_repeat=4,
+        reward='log_score',
+        team_spirit=0.5,
+        collector_env_num=8,
+        evaluator_env_num=2,
+        n_evaluator_episode=8,
+        manager=dict(type='subprocess'),
+    ),
+    policy=dict(
+        model=dict(hidden_size=64),
+        learn=dict(
+            epoch_per_collect=4,
+            batch_size=450,
+            learning_rate=1e-3,
+            entropy_weight=0.005,
+            gae_lambda=0.8,
+        ),
+        collect=dict(n_sample=3600),
+        eval=dict(evaluator=dict(eval_freq=36_000)),
+    ),
+))
+
+create_config = EasyDict(dict(
+    env=dict(type='gobigger_ppo', import_names=['ppo_gobigger.envs.gobigger_env']),
+    policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
+))
