@@ -8,6 +8,8 @@ What differs from the default config, and why (README, "Beating the bots", has t
   half with ln(the team's): scale-free, and less of a teammate's luck in each player's advantage.
 - policy.learn.gae_lambda=0.8, learning_rate=1e-3, entropy_weight=0.005: advantages that lean on the near future
   while the critic is still poor, and larger steps (approx_kl stayed ~0.002 at lr 5e-4).
+- policy.model.actor_head='directional': the 16 moves come from one predicted heading (model/heads.py); with a
+  logit per move, greedy play had learnt one fixed heading for the whole game (running into a wall).
 - 8 collector envs and n_sample = 8 x 450: every rollout holds one whole game per env, so a run resumed from any
   checkpoint continues exactly (no game is cut at an iteration's end).
 """
@@ -30,7 +32,7 @@ main_config = EasyDict(dict(
         manager=dict(type='subprocess'),
     ),
     policy=dict(
-        model=dict(hidden_size=64),
+        model=dict(hidden_size=64, actor_head='directional'),
         learn=dict(
             epoch_per_collect=4,
             batch_size=450,
