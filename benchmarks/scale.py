@@ -33,7 +33,8 @@ from ppo_gobigger.config import apply_overrides, compile_config, load_config_fil
 from ppo_gobigger.pipeline.collector import split_envs
 from ppo_gobigger.pipeline.ddp import Rank
 from ppo_gobigger.pipeline.learner import Learner
-from ppo_gobigger.pipeline.serial import LocalWorkers, build_policy, set_global_seed
+from ppo_gobigger.pipeline.build import build_policy, set_global_seed
+from ppo_gobigger.pipeline.serial import LocalWorkers
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'scale.json')
 MACHINES = (4, 16, 64)

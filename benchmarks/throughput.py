@@ -41,7 +41,7 @@ from ppo_gobigger.pipeline.collector import RolloutCollector
 from ppo_gobigger.pipeline.env_manager import build_env_managers, close_env_manager
 from ppo_gobigger.pipeline.evaluator import Evaluator
 from ppo_gobigger.pipeline.learner import Learner
-from ppo_gobigger.pipeline.serial import build_policy, set_global_seed
+from ppo_gobigger.pipeline.build import build_policy, set_global_seed
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
 TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')

@@ -16,7 +16,7 @@ from ppo_gobigger.config import compile_config
 from ppo_gobigger.pipeline.checkpoint import save_checkpoint
 from ppo_gobigger.pipeline.evaluate import even_split_env_num
 from ppo_gobigger.pipeline.monitor import REPLAY_DIR, TrainingMonitor
-from ppo_gobigger.pipeline.serial import build_policy
+from ppo_gobigger.pipeline.build import build_policy
 
 CUSTOM = {'frame_limit': 80}  # 40 env steps a game
 BIN = os.path.dirname(sys.executable)  # the console scripts sit next to the venv's python

@@ -6,7 +6,7 @@ from ..config import compile_config
 from .checkpoint import check_model_state, load_checkpoint
 from .evaluator import Evaluator
 from .env_manager import build_env_managers, close_env_manager
-from .serial import build_policy, set_global_seed
+from .build import build_policy, set_global_seed
 
 
 def evaluate(

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .checkpoint import rng_state, set_rng_state
+from .evaluate import evaluate
 from .learning_curve import plot_learning_curve
 
 logger = logging.getLogger('ppo_gobigger')
@@ -140,8 +141,6 @@ class TrainingMonitor:
 
     def _record(self, ckpt: str) -> None:
         """Play the best checkpoint's first evaluation games again, with video (see evaluate)."""
-        from .evaluate import evaluate  # evaluate imports serial, which imports this module
-
         out = os.path.join(self._exp_dir, REPLAY_DIR, os.path.basename(ckpt).split('.')[0])
         start = time.time()
         try:

@@ -36,7 +36,7 @@ from ..config import ConfigError
 from .collector import COUNTERS, RolloutCollector, share_config, split_envs
 from .env_manager import build_env_managers, close_env_manager
 from .evaluator import Evaluator, append_report
-from .serial import build_policy, set_global_seed
+from .build import build_policy, set_global_seed
 
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no good result between them

@@ -9,9 +9,6 @@ import copy
 import json
 import logging
 import os
-import random
-import shutil
-import tempfile
 import time
 from typing import Dict, List, Optional, Tuple
 
@@ -20,10 +17,11 @@ import torch
 from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
+from .build import build_policy, check_exp_dir, set_global_seed
 from .checkpoint import load_checkpoint, rng_state, set_rng_state
 from .collector import RolloutCollector, split_envs
-from .ddp import (DistributedCollector, Rank, broadcast_module, decide, process_group, rank_config,
-                  rank_from_env)
+from .ddp import (DistributedCollector, Rank, broadcast_module, decide, learn_together, process_group,
+                  rank_config, rank_from_env)
 from .evaluator import Evaluator, format_report
 from .env_manager import build_env_managers, close_env_manager
 from .interrupt import InterruptGuard, TrainingInterrupted
@@ -32,40 +30,6 @@ from .pretrain import pretrain
 from .monitor import TrainingMonitor
 
 logger = logging.getLogger('ppo_gobigger')
-MIN_FREE_DISK_MB = 200  # free disk an experiment folder needs at the start (a checkpoint is ~1 MB at default size)
-
-
-def set_global_seed(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def build_policy(cfg: EasyDict, create_cfg: EasyDict, enable_field=None):
-    from ding.utils import POLICY_REGISTRY, import_module
-
-    from ..model import GoBiggerPPoModel
-
-    import_module(create_cfg.policy.import_names)
-    model = GoBiggerPPoModel(**cfg.policy.model)
-    policy = POLICY_REGISTRY.get(create_cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
-    return policy, model
-
-
-def check_exp_dir(exp_dir: str) -> None:
-    """Fail now, not an hour in: the experiment folder must be writable and its disk must have room."""
-    try:
-        os.makedirs(exp_dir, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=exp_dir):
-            pass
-    except OSError as e:
-        raise ConfigError(f'experiment folder {exp_dir!r} is not writable: {e}') from e
-    free_mb = shutil.disk_usage(exp_dir).free / 2**20
-    if free_mb < MIN_FREE_DISK_MB:
-        raise ConfigError(
-            f'only {free_mb:.0f} MB free for experiment folder {exp_dir!r}; checkpoints and logs need at least '
-            f'{MIN_FREE_DISK_MB} MB'
-        )
 
 
 class LocalWorkers:
@@ -176,6 +140,8 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
     policy, model = build_policy(rank_cfg, create_cfg)
     broadcast_module(model)
+    if rank.world_size > 1:
+        learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
     if cfg.distributed.backend == 'ray':
         from .ray_pipeline import RayWorkers
