@@ -31,7 +31,7 @@ from tabulate import tabulate
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.evaluate import evaluate
-from ppo_gobigger.pipeline.learning_curve import save_figure_atomically
+from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.pipeline.serial import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))

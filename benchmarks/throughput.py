@@ -37,11 +37,11 @@ from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.features import GameConsts, team_features
 from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
 from ppo_gobigger.envs.opponents import Opponents
-from ppo_gobigger.pipeline.collector import RolloutCollector
-from ppo_gobigger.pipeline.env_manager import build_env_managers, close_env_manager
-from ppo_gobigger.pipeline.evaluator import Evaluator
-from ppo_gobigger.pipeline.learner import Learner
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
+from ppo_gobigger.pipeline.learn.learner import Learner
+from ppo_gobigger.pipeline.play.collector import RolloutCollector
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+from ppo_gobigger.pipeline.play.evaluator import Evaluator
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
 TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')

@@ -51,7 +51,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     _setup_output()
 
     from .config import ConfigError, apply_overrides, compile_config, load_config_file
-    from .pipeline.checkpoint import CheckpointError
+    from .pipeline.learn.checkpoint import CheckpointError
     from .pipeline.interrupt import TrainingInterrupted
     from .policy.gobigger_ppo import NonFiniteLossError
     try:
@@ -100,9 +100,9 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     _setup_output()
 
     from .config import ConfigError, load_config_file
-    from .pipeline.checkpoint import CheckpointError
+    from .pipeline.learn.checkpoint import CheckpointError
     from .pipeline.evaluate import evaluate
-    from .pipeline.evaluator import format_report
+    from .pipeline.play.evaluator import format_report
     try:
         main_config, create_config = load_config_file(args.config) if args.config else (None, None)
         start = time.time()

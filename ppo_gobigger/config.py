@@ -62,7 +62,7 @@ def default_config() -> EasyDict:
                 # (int) Games to record for each new best checkpoint (the first held-out evaluation games).
                 episodes=1,
             ),
-            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/pretrain.py)
+            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/learn/pretrain.py)
                 # (int) Env steps of demonstration games before PPO, counted in the run's env steps (whole games:
                 # each env finishes the game it is in); 0: no kickstart. Held in memory: ~22 KB per env step.
                 env_steps=0,

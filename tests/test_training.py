@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.checkpoint import CheckpointError, load_checkpoint
-from ppo_gobigger.pipeline.evaluator import REPORT_FIELDS
+from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
+from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = [

@@ -3,9 +3,9 @@ import copy
 from typing import Dict, List, Optional
 
 from ..config import compile_config
-from .checkpoint import check_model_state, load_checkpoint
-from .evaluator import Evaluator
-from .env_manager import build_env_managers, close_env_manager
+from .learn.checkpoint import check_model_state, load_checkpoint
+from .play.evaluator import Evaluator
+from .play.env_manager import build_env_managers, close_env_manager
 from .build import build_policy, set_global_seed
 
 

@@ -1,16 +1,17 @@
 """The training loop, in the shape of DI-engine's serial_pipeline_onpolicy: eval if due -> collect -> learn -> stop?
 
 The loop is the same for every backend; what collects the rollouts and plays the evaluations differs:
-    distributed.backend 'local'  env managers of this process (LocalWorkers below)
-    distributed.backend 'ray'    rollout worker and evaluator actors of a Ray cluster (ray_pipeline.py)
-    torchrun, N ranks           each rank runs this loop on its share of the envs; gradients averaged (ddp.py)
+    distributed.backend 'local'  env managers of this process (distributed/local.py)
+    distributed.backend 'ray'    rollout worker and evaluator actors of a Ray cluster (distributed/ray_actors.py)
+    torchrun, N ranks           each rank runs this loop on its share of the envs; gradients averaged
+                                (distributed/torchrun.py)
 """
 import copy
 import json
 import logging
 import os
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -18,66 +19,18 @@ from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
 from .build import build_policy, check_exp_dir, set_global_seed
-from .checkpoint import load_checkpoint, rng_state, set_rng_state
-from .collector import RolloutCollector, split_envs
-from .ddp import (DistributedCollector, Rank, broadcast_module, decide, learn_together, process_group,
-                  rank_config, rank_from_env)
-from .evaluator import Evaluator, format_report
-from .env_manager import build_env_managers, close_env_manager
+from .distributed.local import LocalWorkers
+from .distributed.torchrun import (Rank, broadcast_module, decide, learn_together, process_group, rank_config,
+                                   rank_from_env)
 from .interrupt import InterruptGuard, TrainingInterrupted
-from .learner import Learner
-from .pretrain import pretrain
-from .monitor import TrainingMonitor
+from .learn.checkpoint import load_checkpoint, rng_state, set_rng_state
+from .learn.learner import Learner
+from .learn.pretrain import pretrain
+from .monitor.training import TrainingMonitor
+from .play.collector import split_envs
+from .play.evaluator import format_report
 
 logger = logging.getLogger('ppo_gobigger')
-
-
-class LocalWorkers:
-    """The collector envs of this process and, on rank 0, the evaluator envs, in DI-engine env managers.
-
-    Under torchrun a rank runs its share ``envs`` of the collector envs; env i of all ranks plays the games that
-    env i of a single process would (env seed = seed + i), so the ranks' games differ.
-    """
-
-    def __init__(self, cfg: EasyDict, create_cfg: EasyDict, policy, envs: range, first_episodes: List[int],
-                 rank: Rank, exp_dir: str) -> None:
-        """
-        Arguments:
-            cfg: this rank's config (ddp.rank_config).
-            policy: the policy whose collect and eval modes act.
-            envs: the global indices of this rank's collector envs.
-            first_episodes: games already played by each collector env of all ranks (a resumed run goes on).
-        """
-        self._cfg = cfg
-        self._policy = policy
-        self._envs = envs
-        self._first_episodes = list(first_episodes)
-        self._rank = rank
-        self._report_path = os.path.join(exp_dir, 'evaluator.jsonl')
-        self._collector_env, self._evaluator_env = build_env_managers(
-            cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop]
-        )
-
-    def start(self):
-        """Launch the envs; returns (collector, evaluator or None on ranks other than 0)."""
-        self._collector_env.seed(self._cfg.seed + self._envs.start, dynamic_seed=True)
-        self._collector_env.launch()
-        collector = RolloutCollector(self._collector_env, self._policy.collect_mode, self._cfg.policy.collect.n_sample)
-        collector.env_episodes = self._first_episodes[self._envs.start:self._envs.stop]
-        if self._rank.world_size > 1:
-            collector = DistributedCollector(collector, self._first_episodes)
-        evaluator = None
-        if self._evaluator_env is not None:
-            self._evaluator_env.launch()
-            evaluator = Evaluator(
-                self._evaluator_env, self._policy.eval_mode, self._cfg.env.n_evaluator_episode, self._cfg.seed,
-                self._report_path
-            )
-        return collector, evaluator
-
-    def close(self) -> None:
-        close_env_manager(self._collector_env)
-        close_env_manager(self._evaluator_env)
 
 
 def train(
@@ -144,7 +97,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
     if cfg.distributed.backend == 'ray':
-        from .ray_pipeline import RayWorkers
+        from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]

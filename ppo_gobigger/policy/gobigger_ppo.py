@@ -49,7 +49,7 @@ class GoBiggerPPOPolicy(Policy):
         # (bool) PPO is on-policy: every rollout is used for one learn call, then discarded.
         on_policy=True,
         # (bool) DI-engine's multi-GPU path; not used by this policy (torchrun ranks average their gradients:
-        # pipeline/ddp.py).
+        # pipeline/distributed/torchrun.py).
         multi_gpu=False,
         # (int) torch threads of the training process while the envs run (inference); env processes use one each.
         torch_threads=1,
@@ -125,9 +125,10 @@ class GoBiggerPPOPolicy(Policy):
         self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
-        # What a learner of several processes hands in through learn_mode.set_attribute (pipeline/ddp.py):
-        # average_gradients(parameters) makes every gradient the mean over the processes, and pooled_moments(x)
-        # gives (count, mean, variance) of x over them. One process: nothing to average, its own moments.
+        # What a learner of several processes hands in through learn_mode.set_attribute
+        # (pipeline/distributed/torchrun.py): average_gradients(parameters) makes every gradient the mean over the
+        # processes, and pooled_moments(x) gives (count, mean, variance) of x over them. One process: nothing to
+        # average, its own moments.
         self._average_gradients: Callable[[Iterable[torch.nn.Parameter]], None] = lambda parameters: None
         self._pooled_moments: Callable[[torch.Tensor], Tuple[int, torch.Tensor, torch.Tensor]] = local_moments
 
@@ -258,8 +259,8 @@ class GoBiggerPPOPolicy(Policy):
 
     def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor,
                 epochs: int) -> Dict[str, float]:
-        """Behaviour cloning before PPO (see pipeline/pretrain.py): the actor learns to play ``action`` (cross-entropy)
-        and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
+        """Behaviour cloning before PPO (see pipeline/learn/pretrain.py): the actor learns to play ``action``
+        (cross-entropy) and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
 
         obs: {key: (S, A, ...)}, action: (S, A) demonstrated action indices, returns: (S, A) in return units.
         Returns the mean over the last epoch of imitation_loss, imitation_accuracy and value_loss.

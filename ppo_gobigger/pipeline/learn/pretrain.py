@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from ..policy.ppo_math import gae
-from .env_manager import build_env_managers, close_env_manager
+from ...policy.ppo_math import gae
+from ..play.env_manager import build_env_managers, close_env_manager
 
 logger = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@
       rollouts concatenated along the envs <---     collect(weights) -> rollout {key: (T, E_w, ...)} as numpy
       evaluator.jsonl written here         <--->  EvaluatorActor: the evaluator envs, Evaluator, policy (eval mode)
 
-The training loop is serial.py's: eval if due -> collect (all workers at once) -> learn. Worker w runs the global
-collector envs split_envs(...)[w] seeded as in one process (env i: seed + i), so the games are those of the local
-backend. A worker actor that dies is replaced (same envs, their games continued) and its rollout of that
+The training loop is pipeline/serial.py's: eval if due -> collect (all workers at once) -> learn. Worker w runs the
+global collector envs split_envs(...)[w] seeded as in one process (env i: seed + i), so the games are those of the
+local backend. A worker actor that dies is replaced (same envs, their games continued) and its rollout of that
 iteration is dropped and counted; one that fails MAX_FAILURES_IN_A_ROW times in a row stops training. An
 exception inside an actor (an env that keeps failing...) stops training as it would in one process.
 
@@ -32,11 +32,11 @@ import torch
 from easydict import EasyDict
 from ray.exceptions import RayActorError
 
-from ..config import ConfigError
-from .collector import COUNTERS, RolloutCollector, share_config, split_envs
-from .env_manager import build_env_managers, close_env_manager
-from .evaluator import Evaluator, append_report
-from .build import build_policy, set_global_seed
+from ...config import ConfigError
+from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
+from ..play.env_manager import build_env_managers, close_env_manager
+from ..play.evaluator import Evaluator, append_report
+from ..build import build_policy, set_global_seed
 
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no good result between them

@@ -1,12 +1,12 @@
 """Gradient parallelism with torch.distributed, for a run launched with torchrun.
 
-``torchrun --nproc_per_node N entry/train_gobigger.py ...`` starts N ranks of the training loop of serial.py. Each
-rank collects its share of the collector envs and of n_sample with its own env processes, and learns on its own
-rollout in minibatches of batch_size / N env steps; after every minibatch's backward pass the gradients are
-averaged over the ranks (``learn_together`` hands the policy the averaging), so that all ranks apply the same
-update of batch_size env steps and their parameters stay identical. The value-normalisation statistics are pooled
-over the ranks too.
-Rank 0 alone evaluates, logs and writes checkpoints; the others wait for it at each evaluation.
+``torchrun --nproc_per_node N entry/train_gobigger.py ...`` starts N ranks of the training loop of
+pipeline/serial.py. Each rank collects its share of the collector envs and of n_sample with its own env processes,
+and learns on its own rollout in minibatches of batch_size / N env steps; after every minibatch's backward pass the
+gradients are averaged over the ranks (``learn_together`` hands the policy the averaging), so that all ranks apply
+the same update of batch_size env steps and their parameters stay identical. The value-normalisation statistics
+are pooled over the ranks too. Rank 0 alone evaluates, logs and writes checkpoints; the others wait for it at each
+evaluation.
 
 DI-engine's multi_gpu path is not used: PPOPolicy never all-reduces its gradients, so its ranks diverge after the
 first update, and its DDPContext assumes CUDA.
@@ -23,9 +23,9 @@ import torch
 import torch.distributed as dist
 from easydict import EasyDict
 
-from ..config import ConfigError
-from ..policy.gobigger_ppo import local_moments
-from .collector import COUNTERS, RolloutCollector, share_config, split_envs
+from ...config import ConfigError
+from ...policy.gobigger_ppo import local_moments
+from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 
 logger = logging.getLogger('ppo_gobigger')
 TIMEOUT = datetime.timedelta(minutes=30)  # the longest a rank waits in a collective (rank 0 evaluating, recording)

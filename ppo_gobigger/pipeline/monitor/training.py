@@ -10,10 +10,8 @@ Files, in the experiment folder:
 """
 import contextlib
 import csv
-import logging
 import numbers
 import os
-import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
@@ -21,13 +19,10 @@ from tensorboardX import SummaryWriter
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from .checkpoint import rng_state, set_rng_state
-from .evaluate import evaluate
 from .learning_curve import plot_learning_curve
+from .replays import REPLAY_DIR, record_best_games
 
-logger = logging.getLogger('ppo_gobigger')
-
-TENSORBOARD_DIR, CSV_NAME, CURVE_NAME, REPLAY_DIR = 'tensorboard', 'evaluator.csv', 'learning_curve.png', 'replays'
+TENSORBOARD_DIR, CSV_NAME, CURVE_NAME = 'tensorboard', 'evaluator.csv', 'learning_curve.png'
 # learner stats whose tag is not losses/<name> (None: not charted)
 STAT_TAGS = {'cur_lr': 'charts/learning_rate', 'update_count': None}
 # training games: episode-end info key -> tag of its mean over the games that ended during an iteration
@@ -101,7 +96,7 @@ class TrainingMonitor:
         # short enough for an 80-column terminal: win_rate and reward_mean of the latest evaluation
         self._bar.set_postfix_str(f'eval win {report["win_rate"]:.2f} reward {report["reward_mean"]:.2f}')
         if best_ckpt is not None and self._replay is not None and self._replay['save_best']:
-            self._record(best_ckpt)
+            record_best_games(best_ckpt, os.path.join(self._exp_dir, REPLAY_DIR), self._replay['episodes'])
 
     def close(self) -> None:
         if self._bar is not None:
@@ -139,18 +134,6 @@ class TrainingMonitor:
                 writer.writeheader()
             writer.writerow(report)
 
-    def _record(self, ckpt: str) -> None:
-        """Play the best checkpoint's first evaluation games again, with video (see evaluate)."""
-        out = os.path.join(self._exp_dir, REPLAY_DIR, os.path.basename(ckpt).split('.')[0])
-        start = time.time()
-        try:
-            with _kept_random_state():
-                evaluate(ckpt, episodes=self._replay['episodes'], replay_dir=out)
-        except Exception:  # a video is not worth the training run
-            logger.warning(f'could not record the games of {ckpt}', exc_info=True)
-            return
-        logger.info(f'new best checkpoint: videos of its games in {out} ({time.time() - start:.0f}s)')
-
 
 def read_reports_csv(path: str) -> List[Dict[str, Any]]:
     """The reports of evaluator.csv, numbers as float."""
@@ -167,13 +150,3 @@ def _to_number(text: str) -> Any:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-@contextlib.contextmanager
-def _kept_random_state():
-    """evaluate() seeds random, numpy and torch for its games; the training run's streams go on as if it had not."""
-    state = rng_state()
-    try:
-        yield
-    finally:
-        set_rng_state(state)
