@@ -23,6 +23,10 @@ import shutil
 import time
 from typing import Dict, List
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter

@@ -26,6 +26,10 @@ import tempfile
 import time
 from typing import Dict, List
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import torch
 
 from ppo_gobigger.cli import DEFAULT_CONFIG

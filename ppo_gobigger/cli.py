@@ -6,13 +6,16 @@ import sys
 import time
 from typing import List, Optional
 
+from .quiet import silence_third_party_noise
+
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
                               'gobigger_ppo_config.py')
 
 
 def _setup_output() -> None:
+    """Our log lines on stderr, and none of other packages' import-time notices before them."""
+    silence_third_party_noise()
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
-    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pygame's greeting on stdout, at GoBigger's import
 
 
 def _fail(message: str) -> int:

@@ -11,11 +11,12 @@ import argparse
 import ast
 import inspect
 import io
-import os
 import sys
 import textwrap
 import tokenize
 from typing import Any, Callable, Dict, Iterator, List, Tuple
+
+from .quiet import silence_third_party_noise
 
 START, END = '<!-- config-reference:start -->', '<!-- config-reference:end -->'
 # Keys with no comment in their owner's source. Each entry is a stopgap: add the comment there and delete it here.
@@ -146,7 +147,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description='Print the config reference, or write it into a README.')
     parser.add_argument('--write', metavar='README', help='replace the table between the markers in this file')
     args = parser.parse_args(argv)
-    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pygame greets on stdout when GoBigger imports it
+    silence_third_party_noise()
     table = markdown()
     if args.write is None:
         print(table)

@@ -80,6 +80,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         check_exp_dir(exp_dir)
         with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
             json.dump(cfg, f, indent=2, default=str)
+        logger.info(_run_summary(cfg, resume))
     # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
     # slower here); the learner takes every core while they wait (Learner.train).
     torch.set_num_threads(cfg.policy.torch_threads)
@@ -186,3 +187,17 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             monitor.close()
         workers.close()
     return policy, report
+
+
+def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
+    """What the run plays, for how long, and where it writes: the first line it logs."""
+    env = cfg.env
+    opponents = f'level-{env.bot_level} bots' if env.opponent == 'bot' else f'{env.opponent} opponents'
+    length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
+    if resume:
+        length += f', resumed from {resume}'
+    elif cfg.pretrain.env_steps > 0:
+        length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
+                  f'{cfg.pretrain.bot_level} bots)'
+    return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
+            f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')
