@@ -102,7 +102,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
-        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir)
+        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir, progress)
     if payload:
         learner.restore(payload, resume)
         set_rng_state(payload['rng'])
@@ -131,7 +131,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     try:
         with guard:
             if payload is None and cfg.pretrain.env_steps > 0:
-                stats = pretrain(policy, cfg, create_cfg)
+                stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
                 learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
                 resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}

@@ -257,12 +257,13 @@ class GoBiggerPPOPolicy(Policy):
         logit = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']  # (M, A, N)
         return torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
 
-    def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor,
-                epochs: int) -> Dict[str, float]:
+    def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor, epochs: int,
+                on_update: Optional[Callable[[int, Dict[str, float]], None]] = None) -> Dict[str, float]:
         """Behaviour cloning before PPO (see pipeline/learn/pretrain.py): the actor learns to play ``action``
         (cross-entropy) and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
 
         obs: {key: (S, A, ...)}, action: (S, A) demonstrated action indices, returns: (S, A) in return units.
+        on_update(epoch, stats): called after each minibatch with its epoch (from 0) and its figures (progress).
         Returns the mean over the last epoch of imitation_loss, imitation_accuracy and value_loss.
         """
         cfg = self._cfg.learn
@@ -278,7 +279,7 @@ class GoBiggerPPOPolicy(Policy):
         self._set_learning_rate(0.0)
         self._learn_model.train()
         S = len(action)
-        for _ in range(epochs):
+        for epoch in range(epochs):
             stats: Dict[str, List[float]] = {}
             for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
                 out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
@@ -293,6 +294,8 @@ class GoBiggerPPOPolicy(Policy):
                 accuracy = (logit.argmax(-1) == action[idx]).float().mean()
                 for name, x in (('imitation_loss', imitation), ('imitation_accuracy', accuracy), ('value_loss', vl)):
                     stats.setdefault(name, []).append(float(x.detach()))
+                if on_update is not None:
+                    on_update(epoch, {name: values[-1] for name, values in stats.items()})
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:

@@ -1,7 +1,7 @@
 """distributed.backend 'local': the collector envs of this process (under torchrun, of this rank) and, on rank 0,
 the evaluator envs, in DI-engine env managers of this machine."""
 import os
-from typing import List
+from typing import List, Optional
 
 from easydict import EasyDict
 
@@ -19,19 +19,21 @@ class LocalWorkers:
     """
 
     def __init__(self, cfg: EasyDict, create_cfg: EasyDict, policy, envs: range, first_episodes: List[int],
-                 rank: Rank, exp_dir: str) -> None:
+                 rank: Rank, exp_dir: str, progress: Optional[bool] = None) -> None:
         """
         Arguments:
             cfg: this rank's config (torchrun.rank_config).
             policy: the policy whose collect and eval modes act.
             envs: the global indices of this rank's collector envs.
             first_episodes: games already played by each collector env of all ranks (a resumed run goes on).
+            progress: show each evaluation's games as a bar (None: on a terminal; see progress.py).
         """
         self._cfg = cfg
         self._policy = policy
         self._envs = envs
         self._first_episodes = list(first_episodes)
         self._rank = rank
+        self._progress = progress
         self._report_path = os.path.join(exp_dir, 'evaluator.jsonl')
         self._collector_env, self._evaluator_env = build_env_managers(
             cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop]
@@ -50,7 +52,7 @@ class LocalWorkers:
             self._evaluator_env.launch()
             evaluator = Evaluator(
                 self._evaluator_env, self._policy.eval_mode, self._cfg.env.n_evaluator_episode, self._cfg.seed,
-                self._report_path
+                self._report_path, self._progress
             )
         return collector, evaluator
 

@@ -3,6 +3,7 @@ import contextlib
 import logging
 import os
 import time
+from typing import Optional
 
 from ..evaluate import evaluate
 from ..learn.checkpoint import rng_state, set_rng_state
@@ -12,15 +13,15 @@ logger = logging.getLogger('ppo_gobigger')
 REPLAY_DIR = 'replays'  # in the experiment folder: replays/iteration_N/ per new best checkpoint
 
 
-def record_best_games(ckpt: str, replay_dir: str, episodes: int) -> None:
+def record_best_games(ckpt: str, replay_dir: str, episodes: int, progress: Optional[bool] = None) -> None:
     """Play the first ``episodes`` evaluation games of ``ckpt`` again, with a video of each in
     ``replay_dir``/<checkpoint name>/ (see evaluate). A failure is logged, never raised: a video is not worth the
-    training run."""
+    training run. ``progress``: show the games as a bar (None: on a terminal)."""
     out = os.path.join(replay_dir, os.path.basename(ckpt).split('.')[0])
     start = time.time()
     try:
         with _kept_random_state():
-            evaluate(ckpt, episodes=episodes, replay_dir=out)
+            evaluate(ckpt, episodes=episodes, replay_dir=out, progress=progress)
     except Exception:
         logger.warning(f'could not record the games of {ckpt}', exc_info=True)
         return
