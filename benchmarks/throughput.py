@@ -284,7 +284,7 @@ def print_report(settings: Dict, raw: Dict, train: Dict, ratio: float) -> None:
 
 
 def run_table(main_config, create_config, overrides: List[str], args) -> None:
-    """The README's table: ratio training / raw for each env manager x env count, raw measured once per count."""
+    """The table of docs/throughput.md: ratio training / raw for each env manager x env count, raw measured once per count."""
     rows = []
     for env_num in TABLE_ENV_NUMS:
         cfg, _ = compile_config(apply_overrides(main_config, overrides + [f'env.collector_env_num={env_num}']),

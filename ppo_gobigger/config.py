@@ -73,7 +73,7 @@ def default_config() -> EasyDict:
             ),
             distributed=dict(
                 # (str) Where the rollouts are collected: 'local' (env managers of this process; under torchrun,
-                # of each rank: see README "Scaling out") or 'ray' (rollout workers are Ray actors).
+                # of each rank: see docs/scaling.md) or 'ray' (rollout workers are Ray actors).
                 backend='local',
                 # (int) Ray rollout worker actors; env.collector_env_num is split over them (backend 'ray').
                 num_workers=2,
