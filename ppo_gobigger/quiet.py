@@ -9,7 +9,8 @@ Each filter names the message it drops and where it comes from; anything else th
     numexpr       INFO "NumExpr defaulting to N threads." (numexpr/utils.py, imported by DI-engine's dependencies)
     pygame        "Hello from the pygame community" on stdout when GoBigger imports it (pygame's own switch)
 The entry points (cli.py, config_reference.py, benchmarks/) call ``silence_third_party_noise()`` before anything
-imports those packages; env processes forked later inherit it.
+imports those packages; env processes forked later inherit it, and Ray actor processes run it first
+(pipeline/distributed/ray_actors.py).
 """
 import logging
 import os

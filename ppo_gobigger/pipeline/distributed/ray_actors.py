@@ -33,6 +33,7 @@ from easydict import EasyDict
 from ray.exceptions import RayActorError
 
 from ...config import ConfigError
+from ...quiet import silence_third_party_noise
 from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..play.evaluator import Evaluator, append_report
@@ -43,6 +44,9 @@ MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no 
 CLOSE_TIMEOUT_S = 30  # for an actor to close its envs before it is killed
 # padding of a worker's rollout to the longest one: what collector._padding_row puts there (zeros, a trajectory end)
 PAD_VALUES = {'done': True, 'cut': True}
+# every actor process silences the notices this one does (quiet.py) before it imports anything of ours
+_QUIET = silence_third_party_noise
+RUNTIME_ENV = {'worker_process_setup_hook': f'{_QUIET.__module__}.{_QUIET.__name__}'}
 
 
 def _cpu_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
@@ -331,9 +335,9 @@ class RayWorkers:
         dist = self._cfg.distributed
         if not ray.is_initialized():
             if dist.address is None:
-                ray.init(num_cpus=dist.num_cpus, include_dashboard=False)
+                ray.init(num_cpus=dist.num_cpus, include_dashboard=False, runtime_env=RUNTIME_ENV)
             else:
-                ray.init(address=dist.address)
+                ray.init(address=dist.address, runtime_env=RUNTIME_ENV)
             self._started_ray = True
         cpus = ray.cluster_resources().get('CPU', 0)
         if dist.num_workers * dist.worker_cpus > cpus:
