@@ -52,7 +52,7 @@ def test_bars_on_a_terminal(tmp_path, caplog, monkeypatch, log_every_update):
     monkeypatch.setattr(sys, 'stderr', err)
     kickstart_then_evaluate(tmp_path, show=True)
     bars = err.getvalue()
-    assert 'demonstrations: ' in bars and ', 2 games]' in bars  # 40 env steps: tqdm drops a total passed by
+    assert 'demonstrations: ' in bars and ', 2 games]' in bars  # 40 of 20 steps: past its total, tqdm shows the count alone
     assert 'imitation: 100%' in bars and '2/2 [' in bars and 'epoch 2/2 loss' in bars
     assert 'evaluation: ' in bars and ' env steps]' in bars
     assert [r.getMessage() for r in caplog.records if r.module == 'progress'] == []  # a bar, no progress lines
