@@ -34,6 +34,7 @@ from ray.exceptions import RayActorError
 
 from ...config import ConfigError
 from ...quiet import silence_third_party_noise
+from ..interrupt import TrainingInterrupted
 from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..play.evaluator import Evaluator, append_report
@@ -220,9 +221,9 @@ class RayCollector:
             rollout_get_s = 0.0
             for w, (stats_ref, rollout_ref) in enumerate(calls):
                 try:
-                    worker_stats = ray.get(stats_ref)
+                    worker_stats = _get(stats_ref)
                     fetch_start = time.perf_counter()
-                    rollouts.append(ray.get(rollout_ref))
+                    rollouts.append(_get(rollout_ref))
                     rollout_get_s += time.perf_counter() - fetch_start
                 except RayActorError as e:
                     self._replace_worker(w, e)
@@ -284,7 +285,7 @@ class RayEvaluator:
         failures = 0
         while True:
             try:
-                report = ray.get(self.actor.eval.remote([self._publisher.publish()], train_iter, collector_envstep))
+                report = _get(self.actor.eval.remote([self._publisher.publish()], train_iter, collector_envstep))
                 break
             except RayActorError as e:
                 failures += 1
@@ -300,6 +301,18 @@ class RayEvaluator:
 
     def close(self) -> None:
         _close_actors([self.actor])
+
+
+def _get(ref: ray.ObjectRef) -> Any:
+    """ray.get in the driver. Ctrl+C / SIGTERM raise TrainingInterrupted inside Ray's wait (interrupt.py); when the
+    signal lands while Ray deserialises a result, Ray wraps it in a SystemError: unwrap it, so that the run still
+    stops with its checkpoint."""
+    try:
+        return ray.get(ref)
+    except SystemError as e:
+        if isinstance(e.__cause__, TrainingInterrupted):
+            raise e.__cause__ from None
+        raise
 
 
 def _close_actors(actors: List[Any]) -> None:
