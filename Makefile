@@ -13,8 +13,8 @@ train: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest tests $(ARGS)
 
-docs: $(STAMP)  # the README's config reference, regenerated from the code
-	$(PY) -m ppo_gobigger.config_reference --write README.md
+docs: $(STAMP)  # the config reference of docs/configuration.md, regenerated from the code
+	$(PY) -m ppo_gobigger.config_reference --write docs/configuration.md
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

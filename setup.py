@@ -23,7 +23,7 @@ setup(
     ],
     extras_require={
         'test': ['pytest', 'tensorboard'],  # tensorboard: the tests read the event files back with its loader
-        'ray': ['ray>=2.9'],  # distributed.backend='ray': rollout workers as Ray actors (README, "Scaling out")
+        'ray': ['ray>=2.9'],  # distributed.backend='ray': rollout workers as Ray actors (docs/scaling.md)
     },
     entry_points={
         'console_scripts': [

@@ -12,6 +12,10 @@ import platform
 import random
 import time
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import numpy as np
 from gobigger.agents import BotAgent
 from gobigger.envs import create_env

@@ -31,6 +31,10 @@ import threading
 import time
 from typing import Dict, List, Optional
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import numpy as np
 import torch
 from matplotlib.figure import Figure
@@ -39,9 +43,9 @@ from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.checkpoint import export_weights
+from ppo_gobigger.pipeline.learn.checkpoint import export_weights
 from ppo_gobigger.pipeline.evaluate import evaluate
-from ppo_gobigger.pipeline.learning_curve import save_figure_atomically
+from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.pipeline.serial import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -271,7 +275,8 @@ def main() -> None:
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows)')
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
+    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S',
+                        force=True)  # DI-engine set up the root logger at import
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)

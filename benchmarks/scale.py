@@ -3,9 +3,9 @@
 
 Both backends run the config's collector envs (the default: 4 in subprocess managers, 4,096 env steps per
 iteration) for 1 + N PPO iterations of collect + learn through the trainer's own pieces, with no evaluation:
-    local  serial.LocalWorkers (RolloutCollector over one env manager) + Learner
-    ray    ray_pipeline.RayWorkers on a local Ray cluster of this machine's cores (distributed.num_workers rollout
-           worker actors, the envs split over them) + the same Learner in the driver
+    local  distributed/local.py LocalWorkers (RolloutCollector over one env manager) + Learner
+    ray    distributed/ray_actors.py RayWorkers on a local Ray cluster of this machine's cores
+           (distributed.num_workers rollout worker actors, the envs split over them) + the same Learner in the driver
 Throughput = env steps / (collection + learning wall time) over the N timed iterations (the first iteration,
 which carries the start-up, is left out). The two runs follow each other, so the ratio is what to read.
 
@@ -26,14 +26,19 @@ import tempfile
 import time
 from typing import Dict, List
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import torch
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.collector import split_envs
-from ppo_gobigger.pipeline.ddp import Rank
-from ppo_gobigger.pipeline.learner import Learner
-from ppo_gobigger.pipeline.serial import LocalWorkers, build_policy, set_global_seed
+from ppo_gobigger.pipeline.build import build_policy, set_global_seed
+from ppo_gobigger.pipeline.distributed.local import LocalWorkers
+from ppo_gobigger.pipeline.distributed.torchrun import Rank
+from ppo_gobigger.pipeline.learn.learner import Learner
+from ppo_gobigger.pipeline.play.collector import split_envs
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'scale.json')
 MACHINES = (4, 16, 64)
@@ -53,7 +58,7 @@ def run_backend(cfg, create_cfg, backend: str, iterations: int) -> Dict:
         learner = Learner(policy.learn_mode, model, exp_dir, cfg)
         start = time.perf_counter()
         if backend == 'ray':
-            from ppo_gobigger.pipeline.ray_pipeline import RayWorkers
+            from ppo_gobigger.pipeline.distributed.ray_actors import RayWorkers
             workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, [0] * env_num, exp_dir)
         else:
             workers = LocalWorkers(cfg, create_cfg, policy, split_envs(env_num, 1)[0], [0] * env_num, Rank(), exp_dir)

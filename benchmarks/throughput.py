@@ -24,6 +24,10 @@ import tempfile
 import time
 from typing import Dict, List
 
+from ppo_gobigger.quiet import silence_third_party_noise
+
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+
 import numpy as np
 import torch
 from ding.utils import ENV_REGISTRY
@@ -37,11 +41,11 @@ from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.features import GameConsts, team_features
 from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
 from ppo_gobigger.envs.opponents import Opponents
-from ppo_gobigger.pipeline.collector import RolloutCollector
-from ppo_gobigger.pipeline.env_manager import build_env_managers, close_env_manager
-from ppo_gobigger.pipeline.evaluator import Evaluator
-from ppo_gobigger.pipeline.learner import Learner
-from ppo_gobigger.pipeline.serial import build_policy, set_global_seed
+from ppo_gobigger.pipeline.build import build_policy, set_global_seed
+from ppo_gobigger.pipeline.learn.learner import Learner
+from ppo_gobigger.pipeline.play.collector import RolloutCollector
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+from ppo_gobigger.pipeline.play.evaluator import Evaluator
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
 TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')
@@ -280,7 +284,7 @@ def print_report(settings: Dict, raw: Dict, train: Dict, ratio: float) -> None:
 
 
 def run_table(main_config, create_config, overrides: List[str], args) -> None:
-    """The README's table: ratio training / raw for each env manager x env count, raw measured once per count."""
+    """The table of docs/throughput.md: ratio training / raw for each env manager x env count, raw measured once per count."""
     rows = []
     for env_num in TABLE_ENV_NUMS:
         cfg, _ = compile_config(apply_overrides(main_config, overrides + [f'env.collector_env_num={env_num}']),

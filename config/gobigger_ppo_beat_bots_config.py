@@ -4,8 +4,9 @@ Level-2 bots play our side for whole games, at least 120,000 env steps (68 games
 learns their moves by cross-entropy over 16 epochs and the critic those games' returns. max_env_step equals the
 demonstration budget, so no PPO iteration follows: over 50 held-out games the team won 0.90 with a score ratio of
 27.97 (benchmarks/results/learning_st_t2p2_kickstart120k.json), where every PPO phase tried on top of a smaller
-kickstart stayed at 0.80 or drifted lower (README, "What mattered"). Raise max_env_step to let PPO fine-tune from
-there (learning rate 2e-4, entropy 0.001, 2 epochs, an imitation term of weight 0.5 on the demonstrations).
+kickstart stayed at 0.80 or drifted lower (docs/results.md, "What mattered"). Raise max_env_step to let PPO
+fine-tune from there (learning rate 2e-4, entropy 0.001, 2 epochs, an imitation term of weight 0.5 on the
+demonstrations).
 
 The same family on the free-for-all presets: `--set env.preset=st_t3p2` or `st_t4p3`.
 """

@@ -4,6 +4,16 @@
     train(main_config, create_config, seed=0, max_env_step=100_000)
 
 ``train`` and ``evaluate`` are imported on first use: DI-engine's imports take seconds.
+
+Layout, along the data path; a module imports only from the lines above its own, never in a circle
+(tests/test_layout.py checks every import, those inside functions too):
+    envs/       a GoBigger game -> fixed-shape features, the action table, opponents (DI-engine env)
+    model/      shared encoder -> actor and critic heads
+    policy/     PPO's learn / collect / eval modes and its math
+    config.py   the complete default config, assembled from the classes above, and the checks of a user's config
+    pipeline/   play, learn, distributed, monitor, then the training loop (pipeline/__init__.py has the map)
+    cli.py, config_reference.py   the command lines and the generated config reference
+quiet.py imports nothing of ours: the entry points call it first. config/ (beside this package) is data only.
 """
 __version__ = '0.1.0'
 

@@ -6,13 +6,16 @@ import sys
 import time
 from typing import List, Optional
 
+from .quiet import silence_third_party_noise
+
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
                               'gobigger_ppo_config.py')
 
 
 def _setup_output() -> None:
+    """Our log lines on stderr, and none of other packages' import-time notices before them."""
+    silence_third_party_noise()
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
-    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pygame's greeting on stdout, at GoBigger's import
 
 
 def _fail(message: str) -> int:
@@ -51,7 +54,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     _setup_output()
 
     from .config import ConfigError, apply_overrides, compile_config, load_config_file
-    from .pipeline.checkpoint import CheckpointError
+    from .pipeline.learn.checkpoint import CheckpointError
     from .pipeline.interrupt import TrainingInterrupted
     from .policy.gobigger_ppo import NonFiniteLossError
     try:
@@ -100,9 +103,9 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     _setup_output()
 
     from .config import ConfigError, load_config_file
-    from .pipeline.checkpoint import CheckpointError
+    from .pipeline.learn.checkpoint import CheckpointError
     from .pipeline.evaluate import evaluate
-    from .pipeline.evaluator import format_report
+    from .pipeline.play.evaluator import format_report
     try:
         main_config, create_config = load_config_file(args.config) if args.config else (None, None)
         start = time.time()

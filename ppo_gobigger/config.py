@@ -62,7 +62,7 @@ def default_config() -> EasyDict:
                 # (int) Games to record for each new best checkpoint (the first held-out evaluation games).
                 episodes=1,
             ),
-            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/pretrain.py)
+            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/learn/pretrain.py)
                 # (int) Env steps of demonstration games before PPO, counted in the run's env steps (whole games:
                 # each env finishes the game it is in); 0: no kickstart. Held in memory: ~22 KB per env step.
                 env_steps=0,
@@ -73,7 +73,7 @@ def default_config() -> EasyDict:
             ),
             distributed=dict(
                 # (str) Where the rollouts are collected: 'local' (env managers of this process; under torchrun,
-                # of each rank: see README "Scaling out") or 'ray' (rollout workers are Ray actors).
+                # of each rank: see docs/scaling.md) or 'ray' (rollout workers are Ray actors).
                 backend='local',
                 # (int) Ray rollout worker actors; env.collector_env_num is split over them (backend 'ray').
                 num_workers=2,

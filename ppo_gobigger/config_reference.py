@@ -1,8 +1,9 @@
-"""The README's config reference, generated: every key of default_config() with its default and the comment
-written next to it where the default lives.
+"""The config reference of docs/configuration.md, generated: every key of default_config() with its default and the
+comment written next to it where the default lives.
 
-    python -m ppo_gobigger.config_reference                # print the markdown table
-    python -m ppo_gobigger.config_reference --write README.md   # replace the table between the README's markers
+    python -m ppo_gobigger.config_reference                  # print the markdown table
+    python -m ppo_gobigger.config_reference --write           # replace the table between the markers of DOC
+    python -m ppo_gobigger.config_reference --write FILE.md   # ... of another file
 
 A key's comment is the ``# ...`` at the end of its line, else the comment lines right above it (both styles are
 in use: DI-engine's policy config puts them above, the env config and the model signature beside).
@@ -17,6 +18,9 @@ import textwrap
 import tokenize
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
+from .quiet import silence_third_party_noise
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'configuration.md')
 START, END = '<!-- config-reference:start -->', '<!-- config-reference:end -->'
 # Keys with no comment in their owner's source. Each entry is a stopgap: add the comment there and delete it here.
 UNCOMMENTED = {'policy.type': "the policy's DI-engine registry name (create_config.policy.type picks the class)"}
@@ -69,7 +73,7 @@ def markdown() -> str:
 def replace_section(text: str, table: str) -> str:
     """``text`` with everything between the START and END markers replaced by ``table``."""
     if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise ValueError(f'the README needs one {START} line followed by one {END} line')
+        raise ValueError(f'the config reference needs one {START} line followed by one {END} line')
     head, rest = text.split(START)
     _, tail = rest.split(END)
     return f'{head}{START}\n{table}\n{END}{tail}'
@@ -143,10 +147,11 @@ def _names(assign: ast.Assign) -> List[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description='Print the config reference, or write it into a README.')
-    parser.add_argument('--write', metavar='README', help='replace the table between the markers in this file')
+    parser = argparse.ArgumentParser(description='Print the config reference, or write it into its page.')
+    parser.add_argument('--write', metavar='FILE', nargs='?', const=DOC,
+                        help=f'replace the table between the markers in this file (default: {DOC})')
     args = parser.parse_args(argv)
-    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pygame greets on stdout when GoBigger imports it
+    silence_third_party_noise()
     table = markdown()
     if args.write is None:
         print(table)

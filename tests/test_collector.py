@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from ppo_gobigger.config import compile_config
-from ppo_gobigger.pipeline.collector import RolloutCollector
-from ppo_gobigger.pipeline.env_manager import build_env_managers, close_env_manager
-from ppo_gobigger.pipeline.serial import build_policy
+from ppo_gobigger.pipeline.build import build_policy
+from ppo_gobigger.pipeline.play.collector import RolloutCollector
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
 
 GAME_STEPS = 20  # frame_limit 40 at step_mul 2
 

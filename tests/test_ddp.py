@@ -8,8 +8,8 @@ import torch
 import torch.multiprocessing as mp
 
 from ppo_gobigger.config import ConfigError, compile_config
-from ppo_gobigger.pipeline.checkpoint import load_checkpoint
-from ppo_gobigger.pipeline.ddp import Rank, rank_config
+from ppo_gobigger.pipeline.distributed.torchrun import Rank, rank_config
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import small_config
 
 WORLD_SIZE = 2

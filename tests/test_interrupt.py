@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ppo_gobigger.config import ConfigError
-from ppo_gobigger.pipeline.checkpoint import load_checkpoint
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT, SMALL, small_config
 
 

@@ -8,8 +8,8 @@ import cv2
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from ppo_gobigger.pipeline.evaluator import REPORT_FIELDS
-from ppo_gobigger.pipeline.monitor import CSV_NAME, CURVE_NAME, TENSORBOARD_DIR, TrainingMonitor
+from ppo_gobigger.pipeline.monitor.training import CSV_NAME, CURVE_NAME, TENSORBOARD_DIR, TrainingMonitor
+from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
 LOSSES = ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac', 'explained_variance', 'grad_norm')
 

@@ -37,7 +37,7 @@ def test_gae_hand_computed_cut_mid_episode():
 
 
 def test_gae_with_zero_values_and_lambda_one_is_the_discounted_return_of_each_game():
-    # the kickstart's critic targets (pipeline/pretrain.py): two games end to end, gamma = 0.5
+    # the kickstart's critic targets (pipeline/learn/pretrain.py): two games end to end, gamma = 0.5
     reward = _t([[1.0], [2.0], [4.0], [8.0], [16.0]])  # game 1: steps 0-2, game 2: steps 3-4
     end = _t([[False], [False], [True], [False], [True]], torch.bool)
     zero = torch.zeros(5, 1, 1)

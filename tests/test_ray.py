@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from ppo_gobigger.config import ConfigError, compile_config
-from ppo_gobigger.pipeline.checkpoint import load_checkpoint
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT, small_config
 
 # 2 workers of 1 collector env each; 128 env steps per iteration (64 per worker), 2 epochs of 2 minibatches

@@ -13,10 +13,10 @@ import torch
 from ding.utils import deep_merge_dicts
 
 from ppo_gobigger.config import compile_config
-from ppo_gobigger.pipeline.checkpoint import save_checkpoint
+from ppo_gobigger.pipeline.build import build_policy
 from ppo_gobigger.pipeline.evaluate import even_split_env_num
-from ppo_gobigger.pipeline.monitor import REPLAY_DIR, TrainingMonitor
-from ppo_gobigger.pipeline.serial import build_policy
+from ppo_gobigger.pipeline.learn.checkpoint import save_checkpoint
+from ppo_gobigger.pipeline.monitor.training import REPLAY_DIR, TrainingMonitor
 
 CUSTOM = {'frame_limit': 80}  # 40 env steps a game
 BIN = os.path.dirname(sys.executable)  # the console scripts sit next to the venv's python

@@ -1,7 +1,7 @@
 """--resume restores everything a run depends on: an interrupted and resumed run equals an uninterrupted one."""
 import torch
 
-from ppo_gobigger.pipeline.checkpoint import load_checkpoint
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import small_config
 
 # base manager (one process, deterministic order); each rollout holds exactly one whole game per env, so that a

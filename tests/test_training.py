@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.checkpoint import CheckpointError, load_checkpoint
-from ppo_gobigger.pipeline.evaluator import REPORT_FIELDS
+from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
+from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = [
@@ -86,7 +86,7 @@ def test_exported_weights_replay_the_same_games_and_hold_nothing_else(trained, t
     """A published agent (export_weights) is the model and the config only, a third of the checkpoint's size, and
     replays the held-out games exactly as the checkpoint it came from; it cannot be resumed from."""
     from ppo_gobigger import evaluate
-    from ppo_gobigger.pipeline.checkpoint import export_weights
+    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
     exp_dir, _ = trained
     full = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar')
     published = str(tmp_path / 'agent.pth.tar')

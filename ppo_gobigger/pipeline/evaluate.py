@@ -3,10 +3,10 @@ import copy
 from typing import Dict, List, Optional
 
 from ..config import compile_config
-from .checkpoint import check_model_state, load_checkpoint
-from .evaluator import Evaluator
-from .env_manager import build_env_managers, close_env_manager
-from .serial import build_policy, set_global_seed
+from .learn.checkpoint import check_model_state, load_checkpoint
+from .play.evaluator import Evaluator
+from .play.env_manager import build_env_managers, close_env_manager
+from .build import build_policy, set_global_seed
 
 
 def evaluate(
@@ -17,11 +17,12 @@ def evaluate(
         seed: Optional[int] = None,
         overrides: Optional[List[str]] = None,
         replay_dir: Optional[str] = None,
+        progress: Optional[bool] = None,
 ) -> Dict:
     """Evaluate ``ckpt``. The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
 
     ``replay_dir``: save a video of every evaluated game there (GoBigger's playback, one mp4 per game, named
-    ``<preset>_seed<game seed>-all.mp4``).
+    ``<preset>_seed<game seed>-all.mp4``). ``progress``: show the games played as a bar (None: on a terminal).
     """
     from ..config import apply_overrides
 
@@ -45,7 +46,8 @@ def evaluate(
         if replay_dir is not None:
             evaluator_env.enable_save_replay(replay_dir)  # before launch: the managers hand it to each env then
         evaluator_env.launch()
-        evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed)
+        evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed,
+                              progress=progress)
         return evaluator.eval(payload['train_iter'], payload['envstep'])
     finally:
         close_env_manager(evaluator_env)

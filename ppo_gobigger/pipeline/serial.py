@@ -1,119 +1,36 @@
 """The training loop, in the shape of DI-engine's serial_pipeline_onpolicy: eval if due -> collect -> learn -> stop?
 
 The loop is the same for every backend; what collects the rollouts and plays the evaluations differs:
-    distributed.backend 'local'  env managers of this process (LocalWorkers below)
-    distributed.backend 'ray'    rollout worker and evaluator actors of a Ray cluster (ray_pipeline.py)
-    torchrun, N ranks           each rank runs this loop on its share of the envs; gradients averaged (ddp.py)
+    distributed.backend 'local'  env managers of this process (distributed/local.py)
+    distributed.backend 'ray'    rollout worker and evaluator actors of a Ray cluster (distributed/ray_actors.py)
+    torchrun, N ranks           each rank runs this loop on its share of the envs; gradients averaged
+                                (distributed/torchrun.py)
 """
 import copy
 import json
 import logging
 import os
-import random
-import shutil
-import tempfile
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import torch
 from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
-from .checkpoint import load_checkpoint, rng_state, set_rng_state
-from .collector import RolloutCollector, split_envs
-from .ddp import (DistributedCollector, Rank, broadcast_module, decide, process_group, rank_config,
-                  rank_from_env)
-from .evaluator import Evaluator, format_report
-from .env_manager import build_env_managers, close_env_manager
+from .build import build_policy, check_exp_dir, set_global_seed
+from .distributed.local import LocalWorkers
+from .distributed.torchrun import (Rank, broadcast_module, decide, learn_together, process_group, rank_config,
+                                   rank_from_env)
 from .interrupt import InterruptGuard, TrainingInterrupted
-from .learner import Learner
-from .pretrain import pretrain
-from .monitor import TrainingMonitor
+from .learn.checkpoint import load_checkpoint, rng_state, set_rng_state
+from .learn.learner import Learner
+from .learn.pretrain import pretrain
+from .monitor.training import TrainingMonitor
+from .play.collector import split_envs
+from .play.evaluator import format_report
 
 logger = logging.getLogger('ppo_gobigger')
-MIN_FREE_DISK_MB = 200  # free disk an experiment folder needs at the start (a checkpoint is ~1 MB at default size)
-
-
-def set_global_seed(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def build_policy(cfg: EasyDict, create_cfg: EasyDict, enable_field=None):
-    from ding.utils import POLICY_REGISTRY, import_module
-
-    from ..model import GoBiggerPPoModel
-
-    import_module(create_cfg.policy.import_names)
-    model = GoBiggerPPoModel(**cfg.policy.model)
-    policy = POLICY_REGISTRY.get(create_cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
-    return policy, model
-
-
-def check_exp_dir(exp_dir: str) -> None:
-    """Fail now, not an hour in: the experiment folder must be writable and its disk must have room."""
-    try:
-        os.makedirs(exp_dir, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=exp_dir):
-            pass
-    except OSError as e:
-        raise ConfigError(f'experiment folder {exp_dir!r} is not writable: {e}') from e
-    free_mb = shutil.disk_usage(exp_dir).free / 2**20
-    if free_mb < MIN_FREE_DISK_MB:
-        raise ConfigError(
-            f'only {free_mb:.0f} MB free for experiment folder {exp_dir!r}; checkpoints and logs need at least '
-            f'{MIN_FREE_DISK_MB} MB'
-        )
-
-
-class LocalWorkers:
-    """The collector envs of this process and, on rank 0, the evaluator envs, in DI-engine env managers.
-
-    Under torchrun a rank runs its share ``envs`` of the collector envs; env i of all ranks plays the games that
-    env i of a single process would (env seed = seed + i), so the ranks' games differ.
-    """
-
-    def __init__(self, cfg: EasyDict, create_cfg: EasyDict, policy, envs: range, first_episodes: List[int],
-                 rank: Rank, exp_dir: str) -> None:
-        """
-        Arguments:
-            cfg: this rank's config (ddp.rank_config).
-            policy: the policy whose collect and eval modes act.
-            envs: the global indices of this rank's collector envs.
-            first_episodes: games already played by each collector env of all ranks (a resumed run goes on).
-        """
-        self._cfg = cfg
-        self._policy = policy
-        self._envs = envs
-        self._first_episodes = list(first_episodes)
-        self._rank = rank
-        self._report_path = os.path.join(exp_dir, 'evaluator.jsonl')
-        self._collector_env, self._evaluator_env = build_env_managers(
-            cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop]
-        )
-
-    def start(self):
-        """Launch the envs; returns (collector, evaluator or None on ranks other than 0)."""
-        self._collector_env.seed(self._cfg.seed + self._envs.start, dynamic_seed=True)
-        self._collector_env.launch()
-        collector = RolloutCollector(self._collector_env, self._policy.collect_mode, self._cfg.policy.collect.n_sample)
-        collector.env_episodes = self._first_episodes[self._envs.start:self._envs.stop]
-        if self._rank.world_size > 1:
-            collector = DistributedCollector(collector, self._first_episodes)
-        evaluator = None
-        if self._evaluator_env is not None:
-            self._evaluator_env.launch()
-            evaluator = Evaluator(
-                self._evaluator_env, self._policy.eval_mode, self._cfg.env.n_evaluator_episode, self._cfg.seed,
-                self._report_path
-            )
-        return collector, evaluator
-
-    def close(self) -> None:
-        close_env_manager(self._collector_env)
-        close_env_manager(self._evaluator_env)
 
 
 def train(
@@ -163,6 +80,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         check_exp_dir(exp_dir)
         with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
             json.dump(cfg, f, indent=2, default=str)
+        logger.info(_run_summary(cfg, resume))
     # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
     # slower here); the learner takes every core while they wait (Learner.train).
     torch.set_num_threads(cfg.policy.torch_threads)
@@ -176,13 +94,15 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
     policy, model = build_policy(rank_cfg, create_cfg)
     broadcast_module(model)
+    if rank.world_size > 1:
+        learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
     if cfg.distributed.backend == 'ray':
-        from .ray_pipeline import RayWorkers
+        from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
-        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir)
+        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir, progress)
     if payload:
         learner.restore(payload, resume)
         set_rng_state(payload['rng'])
@@ -211,7 +131,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     try:
         with guard:
             if payload is None and cfg.pretrain.env_steps > 0:
-                stats = pretrain(policy, cfg, create_cfg)
+                stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
                 learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
                 resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
@@ -267,3 +187,17 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             monitor.close()
         workers.close()
     return policy, report
+
+
+def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
+    """What the run plays, for how long, and where it writes: the first line it logs."""
+    env = cfg.env
+    opponents = f'level-{env.bot_level} bots' if env.opponent == 'bot' else f'{env.opponent} opponents'
+    length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
+    if resume:
+        length += f', resumed from {resume}'
+    elif cfg.pretrain.env_steps > 0:
+        length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
+                  f'{cfg.pretrain.bot_level} bots)'
+    return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
+            f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')

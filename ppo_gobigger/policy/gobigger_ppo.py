@@ -6,7 +6,7 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
 import logging
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -15,7 +15,6 @@ from torch.distributions import Categorical
 from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
-from ..pipeline.ddp import average_gradients, pooled_moments
 from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
 
 
@@ -25,6 +24,12 @@ UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl
 
 class NonFiniteLossError(RuntimeError):
     """Too many PPO updates in a row had a NaN or inf loss or gradient."""
+
+
+def local_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
+    """(count, mean, variance) of the values of x, float64: the value-norm statistics of one process's returns."""
+    x = x.detach().double().flatten()
+    return x.numel(), x.mean(), x.var(unbiased=False)
 
 
 def stack_obs(observations: Sequence[Dict[str, np.ndarray]], device: str = 'cpu') -> Dict[str, torch.Tensor]:
@@ -44,7 +49,7 @@ class GoBiggerPPOPolicy(Policy):
         # (bool) PPO is on-policy: every rollout is used for one learn call, then discarded.
         on_policy=True,
         # (bool) DI-engine's multi-GPU path; not used by this policy (torchrun ranks average their gradients:
-        # pipeline/ddp.py).
+        # pipeline/distributed/torchrun.py).
         multi_gpu=False,
         # (int) torch threads of the training process while the envs run (inference); env processes use one each.
         torch_threads=1,
@@ -120,6 +125,12 @@ class GoBiggerPPOPolicy(Policy):
         self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
+        # What a learner of several processes hands in through learn_mode.set_attribute
+        # (pipeline/distributed/torchrun.py): average_gradients(parameters) makes every gradient the mean over the
+        # processes, and pooled_moments(x) gives (count, mean, variance) of x over them. One process: nothing to
+        # average, its own moments.
+        self._average_gradients: Callable[[Iterable[torch.nn.Parameter]], None] = lambda parameters: None
+        self._pooled_moments: Callable[[torch.Tensor], Tuple[int, torch.Tensor, torch.Tensor]] = local_moments
 
     def _skip_nonfinite_update(self, loss: torch.Tensor, grad_norm: torch.Tensor) -> None:
         """Drop this update's gradient; stop training after max_nonfinite_updates in a row."""
@@ -177,7 +188,7 @@ class GoBiggerPPOPolicy(Policy):
             ev = explained_variance(value[data['valid']].flatten(), returns[data['valid']].flatten())
             # 2. value targets and old values in the critic's (normalised) units, with the statistics updated
             if cfg.value_norm:  # under torchrun: the statistics of every rank's returns
-                self._value_norm.update_moments(*pooled_moments(returns[data['valid']]))
+                self._value_norm.update_moments(*self._pooled_moments(returns[data['valid']]))
                 target = self._value_norm.normalize(returns)
                 old_value = self._value_norm.normalize(value)
             else:
@@ -217,7 +228,7 @@ class GoBiggerPPOPolicy(Policy):
                 loss.backward()
                 # under torchrun: the mean gradient of all ranks, before clipping. A NaN/inf gradient of any rank
                 # then reaches every rank, and they all skip this update below.
-                average_gradients(self._learn_model.parameters())
+                self._average_gradients(self._learn_model.parameters())
                 grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
                 if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
                     self._skip_nonfinite_update(loss, grad_norm)
@@ -246,12 +257,13 @@ class GoBiggerPPOPolicy(Policy):
         logit = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']  # (M, A, N)
         return torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
 
-    def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor,
-                epochs: int) -> Dict[str, float]:
-        """Behaviour cloning before PPO (see pipeline/pretrain.py): the actor learns to play ``action`` (cross-entropy)
-        and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
+    def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor, epochs: int,
+                on_update: Optional[Callable[[int, Dict[str, float]], None]] = None) -> Dict[str, float]:
+        """Behaviour cloning before PPO (see pipeline/learn/pretrain.py): the actor learns to play ``action``
+        (cross-entropy) and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
 
         obs: {key: (S, A, ...)}, action: (S, A) demonstrated action indices, returns: (S, A) in return units.
+        on_update(epoch, stats): called after each minibatch with its epoch (from 0) and its figures (progress).
         Returns the mean over the last epoch of imitation_loss, imitation_accuracy and value_loss.
         """
         cfg = self._cfg.learn
@@ -267,7 +279,7 @@ class GoBiggerPPOPolicy(Policy):
         self._set_learning_rate(0.0)
         self._learn_model.train()
         S = len(action)
-        for _ in range(epochs):
+        for epoch in range(epochs):
             stats: Dict[str, List[float]] = {}
             for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
                 out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
@@ -282,6 +294,8 @@ class GoBiggerPPOPolicy(Policy):
                 accuracy = (logit.argmax(-1) == action[idx]).float().mean()
                 for name, x in (('imitation_loss', imitation), ('imitation_accuracy', accuracy), ('value_loss', vl)):
                     stats.setdefault(name, []).append(float(x.detach()))
+                if on_update is not None:
+                    on_update(epoch, {name: values[-1] for name, values in stats.items()})
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:

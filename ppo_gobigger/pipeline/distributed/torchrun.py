@@ -1,11 +1,12 @@
 """Gradient parallelism with torch.distributed, for a run launched with torchrun.
 
-``torchrun --nproc_per_node N entry/train_gobigger.py ...`` starts N ranks of the training loop of serial.py. Each
-rank collects its share of the collector envs and of n_sample with its own env processes, and learns on its own
-rollout in minibatches of batch_size / N env steps; after every minibatch's backward pass the gradients are
-averaged over the ranks (GoBiggerPPOPolicy._forward_learn), so that all ranks apply the same update of batch_size
-env steps and their parameters stay identical. The value-normalisation statistics are pooled over the ranks too.
-Rank 0 alone evaluates, logs and writes checkpoints; the others wait for it at each evaluation.
+``torchrun --nproc_per_node N entry/train_gobigger.py ...`` starts N ranks of the training loop of
+pipeline/serial.py. Each rank collects its share of the collector envs and of n_sample with its own env processes,
+and learns on its own rollout in minibatches of batch_size / N env steps; after every minibatch's backward pass the
+gradients are averaged over the ranks (``learn_together`` hands the policy the averaging), so that all ranks apply
+the same update of batch_size env steps and their parameters stay identical. The value-normalisation statistics
+are pooled over the ranks too. Rank 0 alone evaluates, logs and writes checkpoints; the others wait for it at each
+evaluation.
 
 DI-engine's multi_gpu path is not used: PPOPolicy never all-reduces its gradients, so its ranks diverge after the
 first update, and its DDPContext assumes CUDA.
@@ -22,8 +23,9 @@ import torch
 import torch.distributed as dist
 from easydict import EasyDict
 
-from ..config import ConfigError
-from .collector import COUNTERS, RolloutCollector, share_config, split_envs
+from ...config import ConfigError
+from ...policy.gobigger_ppo import local_moments
+from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 
 logger = logging.getLogger('ppo_gobigger')
 TIMEOUT = datetime.timedelta(minutes=30)  # the longest a rank waits in a collective (rank 0 evaluating, recording)
@@ -48,12 +50,6 @@ def rank_from_env() -> Rank:
     if world_size == 1:
         return Rank()
     return Rank(int(os.environ['RANK']), world_size, int(os.environ.get('LOCAL_RANK', 0)))
-
-
-def cores_per_process() -> int:
-    """The cores of this machine shared among the torchrun ranks on it (all of them for a process of its own)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
-    return max(1, cores // int(os.environ.get('LOCAL_WORLD_SIZE', 1)))
 
 
 @contextlib.contextmanager
@@ -127,15 +123,22 @@ def average_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:
 
 def pooled_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
     """(count, mean, variance) of the values of x, float64, over the x of every rank when distributed."""
-    x = x.detach().double().flatten()
     if not is_distributed():
-        return x.numel(), x.mean(), x.var(unbiased=False)
+        return local_moments(x)
+    x = x.detach().double().flatten()
     count_and_sum = torch.stack([x.new_tensor(float(x.numel())), x.sum()])
     dist.all_reduce(count_and_sum)
     count, mean = count_and_sum[0], count_and_sum[1] / count_and_sum[0]
     squares = (x - mean).pow(2).sum()
     dist.all_reduce(squares)
     return int(count), mean, squares / count
+
+
+def learn_together(learn_mode) -> None:
+    """Make the policy's updates those of all ranks: each minibatch's gradients averaged and the value-norm
+    statistics pooled over them (GoBiggerPPOPolicy reads both as attributes set through learn_mode)."""
+    learn_mode.set_attribute('average_gradients', average_gradients)
+    learn_mode.set_attribute('pooled_moments', pooled_moments)
 
 
 def decide(flag: bool) -> bool:

@@ -8,25 +8,19 @@ Files, in the experiment folder:
     learning_curve.png    win rate, score ratio and reward against env steps, redrawn at each evaluation
     replays/iteration_N/  videos of a new best checkpoint's first evaluation games (replay.save_best=True)
 """
-import contextlib
 import csv
-import logging
 import numbers
 import os
-import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 from tensorboardX import SummaryWriter
-from tqdm import tqdm
-from tqdm.contrib.logging import logging_redirect_tqdm
 
-from .checkpoint import rng_state, set_rng_state
+from ..progress import Progress
 from .learning_curve import plot_learning_curve
+from .replays import REPLAY_DIR, record_best_games
 
-logger = logging.getLogger('ppo_gobigger')
-
-TENSORBOARD_DIR, CSV_NAME, CURVE_NAME, REPLAY_DIR = 'tensorboard', 'evaluator.csv', 'learning_curve.png', 'replays'
+TENSORBOARD_DIR, CSV_NAME, CURVE_NAME = 'tensorboard', 'evaluator.csv', 'learning_curve.png'
 # learner stats whose tag is not losses/<name> (None: not charted)
 STAT_TAGS = {'cur_lr': 'charts/learning_rate', 'update_count': None}
 # training games: episode-end info key -> tag of its mean over the games that ended during an iteration
@@ -56,12 +50,11 @@ class TrainingMonitor:
         """
         self._exp_dir = exp_dir
         self._total = total_env_step
-        self._disable = None if progress is None else not progress  # tqdm's disable=None: off when not a tty
+        self._progress = progress
         self._replay = replay
         self._writer = SummaryWriter(os.path.join(exp_dir, TENSORBOARD_DIR))
         self._csv_path = os.path.join(exp_dir, CSV_NAME)
-        self._bar: Optional[tqdm] = None  # made at the first event, starting from its env step (a resumed run)
-        self._redirect = contextlib.ExitStack()
+        self._bar: Optional[Progress] = None  # made at the first event, starting from its env step (a resumed run)
         self._last_episode: Optional[Mapping] = None  # the newest training game seen by on_iteration
 
     def on_iteration(
@@ -98,25 +91,20 @@ class TrainingMonitor:
         )
         self._advance(envstep)
         # short enough for an 80-column terminal: win_rate and reward_mean of the latest evaluation
-        self._bar.set_postfix_str(f'eval win {report["win_rate"]:.2f} reward {report["reward_mean"]:.2f}')
+        self._bar.set_postfix(f'eval win {report["win_rate"]:.2f} reward {report["reward_mean"]:.2f}')
         if best_ckpt is not None and self._replay is not None and self._replay['save_best']:
-            self._record(best_ckpt)
+            record_best_games(best_ckpt, os.path.join(self._exp_dir, REPLAY_DIR), self._replay['episodes'],
+                              self._progress)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-        self._redirect.close()
         self._writer.close()
 
     # ---- helpers ----
     def _advance(self, envstep: int) -> None:
-        if self._bar is None:
-            self._bar = tqdm(
-                total=self._total, initial=envstep, unit='step', unit_scale=True,
-                dynamic_ncols=True, disable=self._disable
-            )
-            if not self._bar.disable:  # log lines go above the bar instead of through it
-                self._redirect.enter_context(logging_redirect_tqdm())
+        if self._bar is None:  # no log lines of its own: the training loop logs every iteration
+            self._bar = Progress(None, self._total, 'step', self._progress, initial=envstep, unit_scale=True, log=False)
         self._bar.update(envstep - self._bar.n)
 
     def _new_episodes(self, episodes: Sequence[Mapping]) -> List[Mapping]:
@@ -138,20 +126,6 @@ class TrainingMonitor:
                 writer.writeheader()
             writer.writerow(report)
 
-    def _record(self, ckpt: str) -> None:
-        """Play the best checkpoint's first evaluation games again, with video (see evaluate)."""
-        from .evaluate import evaluate  # evaluate imports serial, which imports this module
-
-        out = os.path.join(self._exp_dir, REPLAY_DIR, os.path.basename(ckpt).split('.')[0])
-        start = time.time()
-        try:
-            with _kept_random_state():
-                evaluate(ckpt, episodes=self._replay['episodes'], replay_dir=out)
-        except Exception:  # a video is not worth the training run
-            logger.warning(f'could not record the games of {ckpt}', exc_info=True)
-            return
-        logger.info(f'new best checkpoint: videos of its games in {out} ({time.time() - start:.0f}s)')
-
 
 def read_reports_csv(path: str) -> List[Dict[str, Any]]:
     """The reports of evaluator.csv, numbers as float."""
@@ -168,13 +142,3 @@ def _to_number(text: str) -> Any:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-@contextlib.contextmanager
-def _kept_random_state():
-    """evaluate() seeds random, numpy and torch for its games; the training run's streams go on as if it had not."""
-    state = rng_state()
-    try:
-        yield
-    finally:
-        set_rng_state(state)

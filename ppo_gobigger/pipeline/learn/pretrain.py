@@ -8,24 +8,28 @@ their env steps count towards the run's env steps like any other.
 """
 import copy
 import logging
+import math
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 import torch
 from easydict import EasyDict
 
-from ..policy.ppo_math import gae
-from .env_manager import build_env_managers, close_env_manager
+from ...policy.ppo_math import gae
+from ..play.env_manager import build_env_managers, close_env_manager
+from ..progress import Progress
 
 logger = logging.getLogger(__name__)
 
 DEMO_SEED_OFFSET = 500  # demonstration games: env seed = seed + this (training games use seed)
 
 
-def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, torch.Tensor]:
+def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
+                           progress: Optional[bool] = None) -> Dict[str, torch.Tensor]:
     """Play whole games with bots on our side; returns obs {key: (S, A, ...)}, action (S, A), returns (S, A)
-    (discounted with policy.learn.discount_factor within each game) and the env step count S."""
+    (discounted with policy.learn.discount_factor within each game) and the env step count S.
+    ``progress``: show the env steps played as a bar (None: on a terminal; else log lines, see progress.py)."""
     demo_cfg = copy.deepcopy(cfg)
     demo_cfg.env.stand_in = 'bot'
     demo_cfg.env.stand_in_bot_level = cfg.pretrain.bot_level
@@ -33,9 +37,13 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
     manager, _ = build_env_managers(demo_cfg, create_cfg, evaluate=False)
     gamma = cfg.policy.learn.discount_factor
     games: List[Dict[str, list]] = []
+    logger.info(f'kickstart: level-{cfg.pretrain.bot_level} bots play our side for {cfg.pretrain.env_steps:,} env '
+                f'steps of whole games on {manager.env_num} envs')
+    bar = None
     try:
         manager.seed(cfg.seed + DEMO_SEED_OFFSET, dynamic_seed=True)
         manager.launch()
+        bar = Progress('demonstrations', cfg.pretrain.env_steps, 'step', progress, unit_scale=True)  # after the fork
         current = {i: _new_game() for i in range(manager.env_num)}
         collected, active = 0, set(current)
         while active:
@@ -60,7 +68,10 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
                     current[i] = _new_game()
                     if collected >= cfg.pretrain.env_steps:
                         active.discard(i)  # this env's last game is whole; the others finish theirs
+            bar.update(collected - bar.n, postfix=f'{len(games)} games')
     finally:
+        if bar is not None:
+            bar.close()
         close_env_manager(manager)
     steps = sum(len(g['reward']) for g in games)
     obs = {k: torch.from_numpy(np.concatenate([np.stack([o[k] for o in g['obs']]) for g in games]))
@@ -76,16 +87,43 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, tor
     return dict(obs=obs, action=action, returns=returns, env_steps=collected)
 
 
-def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict) -> Dict[str, float]:
-    """Collect the demonstrations and imitate them; returns the imitation statistics and the env steps played."""
+def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict, progress: Optional[bool] = None) -> Dict[str, float]:
+    """Collect the demonstrations and imitate them; returns the imitation statistics and the env steps played.
+    ``progress``: show both phases as bars (None: on a terminal; else log lines, see progress.py)."""
     start = time.time()
-    demos = collect_demonstrations(cfg, create_cfg)
+    demos = collect_demonstrations(cfg, create_cfg, progress)
     collect_time = time.time() - start
-    stats = policy.imitate(demos['obs'], demos['action'], demos['returns'], cfg.pretrain.epochs)
+    stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, progress)
     stats.update(env_steps=demos['env_steps'], collect_time=collect_time,
                  learn_time=time.time() - start - collect_time)
     logger.info('kickstart: ' + ', '.join(f'{k} {v:.4g}' for k, v in stats.items()))
     return stats
+
+
+def imitate(policy, demos: Dict[str, torch.Tensor], epochs: int, batch_size: int,
+            progress: Optional[bool] = None) -> Dict[str, float]:
+    """The policy's imitation of the demonstrations (GoBiggerPPOPolicy.imitate), with a bar over its minibatch
+    updates and a log line at the end of each epoch."""
+    steps = len(demos['action'])
+    updates_per_epoch = math.ceil(steps / batch_size)
+    logger.info(f'kickstart: imitating {steps:,} env steps, {epochs} epochs of {updates_per_epoch} minibatches')
+    bar = Progress('imitation', epochs * updates_per_epoch, 'update', progress)
+    epoch_stats: Dict[str, List[float]] = {}  # this epoch's minibatches so far
+
+    def on_update(epoch: int, minibatch: Dict[str, float]) -> None:
+        for name, value in minibatch.items():
+            epoch_stats.setdefault(name, []).append(value)
+        loss, accuracy = np.mean(epoch_stats['imitation_loss']), np.mean(epoch_stats['imitation_accuracy'])
+        bar.update(1, postfix=f'epoch {epoch + 1}/{epochs} loss {loss:.3f} accuracy {accuracy:.2f}')
+        if len(epoch_stats['imitation_loss']) == updates_per_epoch:
+            logger.info(f'imitation epoch {epoch + 1}/{epochs}: '
+                        + ', '.join(f'{k} {np.mean(v):.4g}' for k, v in epoch_stats.items()))
+            epoch_stats.clear()
+
+    try:
+        return policy.imitate(demos['obs'], demos['action'], demos['returns'], epochs, on_update)
+    finally:
+        bar.close()
 
 
 def _new_game() -> Dict[str, list]:

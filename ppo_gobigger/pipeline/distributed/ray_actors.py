@@ -6,9 +6,9 @@
       rollouts concatenated along the envs <---     collect(weights) -> rollout {key: (T, E_w, ...)} as numpy
       evaluator.jsonl written here         <--->  EvaluatorActor: the evaluator envs, Evaluator, policy (eval mode)
 
-The training loop is serial.py's: eval if due -> collect (all workers at once) -> learn. Worker w runs the global
-collector envs split_envs(...)[w] seeded as in one process (env i: seed + i), so the games are those of the local
-backend. A worker actor that dies is replaced (same envs, their games continued) and its rollout of that
+The training loop is pipeline/serial.py's: eval if due -> collect (all workers at once) -> learn. Worker w runs the
+global collector envs split_envs(...)[w] seeded as in one process (env i: seed + i), so the games are those of the
+local backend. A worker actor that dies is replaced (same envs, their games continued) and its rollout of that
 iteration is dropped and counted; one that fails MAX_FAILURES_IN_A_ROW times in a row stops training. An
 exception inside an actor (an env that keeps failing...) stops training as it would in one process.
 
@@ -32,17 +32,22 @@ import torch
 from easydict import EasyDict
 from ray.exceptions import RayActorError
 
-from ..config import ConfigError
-from .collector import COUNTERS, RolloutCollector, share_config, split_envs
-from .env_manager import build_env_managers, close_env_manager
-from .evaluator import Evaluator, append_report
-from .serial import build_policy, set_global_seed
+from ...config import ConfigError
+from ...quiet import silence_third_party_noise
+from ..interrupt import TrainingInterrupted
+from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
+from ..play.env_manager import build_env_managers, close_env_manager
+from ..play.evaluator import Evaluator, append_report
+from ..build import build_policy, set_global_seed
 
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no good result between them
 CLOSE_TIMEOUT_S = 30  # for an actor to close its envs before it is killed
 # padding of a worker's rollout to the longest one: what collector._padding_row puts there (zeros, a trajectory end)
 PAD_VALUES = {'done': True, 'cut': True}
+# every actor process silences the notices this one does (quiet.py) before it imports anything of ours
+_QUIET = silence_third_party_noise
+RUNTIME_ENV = {'worker_process_setup_hook': f'{_QUIET.__module__}.{_QUIET.__name__}'}
 
 
 def _cpu_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
@@ -216,9 +221,9 @@ class RayCollector:
             rollout_get_s = 0.0
             for w, (stats_ref, rollout_ref) in enumerate(calls):
                 try:
-                    worker_stats = ray.get(stats_ref)
+                    worker_stats = _get(stats_ref)
                     fetch_start = time.perf_counter()
-                    rollouts.append(ray.get(rollout_ref))
+                    rollouts.append(_get(rollout_ref))
                     rollout_get_s += time.perf_counter() - fetch_start
                 except RayActorError as e:
                     self._replace_worker(w, e)
@@ -280,7 +285,7 @@ class RayEvaluator:
         failures = 0
         while True:
             try:
-                report = ray.get(self.actor.eval.remote([self._publisher.publish()], train_iter, collector_envstep))
+                report = _get(self.actor.eval.remote([self._publisher.publish()], train_iter, collector_envstep))
                 break
             except RayActorError as e:
                 failures += 1
@@ -296,6 +301,18 @@ class RayEvaluator:
 
     def close(self) -> None:
         _close_actors([self.actor])
+
+
+def _get(ref: ray.ObjectRef) -> Any:
+    """ray.get in the driver. Ctrl+C / SIGTERM raise TrainingInterrupted inside Ray's wait (interrupt.py); when the
+    signal lands while Ray deserialises a result, Ray wraps it in a SystemError: unwrap it, so that the run still
+    stops with its checkpoint."""
+    try:
+        return ray.get(ref)
+    except SystemError as e:
+        if isinstance(e.__cause__, TrainingInterrupted):
+            raise e.__cause__ from None
+        raise
 
 
 def _close_actors(actors: List[Any]) -> None:
@@ -331,9 +348,9 @@ class RayWorkers:
         dist = self._cfg.distributed
         if not ray.is_initialized():
             if dist.address is None:
-                ray.init(num_cpus=dist.num_cpus, include_dashboard=False)
+                ray.init(num_cpus=dist.num_cpus, include_dashboard=False, runtime_env=RUNTIME_ENV)
             else:
-                ray.init(address=dist.address)
+                ray.init(address=dist.address, runtime_env=RUNTIME_ENV)
             self._started_ray = True
         cpus = ray.cluster_resources().get('CPU', 0)
         if dist.num_workers * dist.worker_cpus > cpus:

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from tabulate import tabulate
 
+from ..progress import Progress
 from .env_manager import wait_until_idle
 
 # The report's fields, in order. DI-engine's evaluator fields first, then the game's outcome.
@@ -25,7 +26,8 @@ REPORT_FIELDS = (
 
 class Evaluator:
 
-    def __init__(self, env_manager, policy, n_episode: int, seed: int, report_path: Optional[str] = None) -> None:
+    def __init__(self, env_manager, policy, n_episode: int, seed: int, report_path: Optional[str] = None,
+                 progress: Optional[bool] = None) -> None:
         """
         Arguments:
             env_manager: a launched DI-engine env manager whose envs have is_evaluator=True (held-out seeds).
@@ -33,12 +35,14 @@ class Evaluator:
             n_episode: games per evaluation, spread evenly over the envs.
             seed: the evaluation seed; the same games are played at every evaluation.
             report_path: JSON-lines file that every report is appended to.
+            progress: show the games played as a bar (None: on a terminal; else log lines, see progress.py).
         """
         self._env = env_manager
         self._policy = policy
         self._n_episode = n_episode
         self._seed = seed
         self._report_path = report_path
+        self._progress = progress
 
     def eval(self, train_iter: int = 0, collector_envstep: int = 0) -> Dict[str, Any]:
         env_num = self._env.env_num
@@ -50,25 +54,28 @@ class Evaluator:
         episodes: List[Dict[str, Any]] = []
         played = [0] * env_num
         envstep = 0
-        while sum(played[i] >= quota[i] for i in range(env_num)) < env_num:
-            ready = self._env.ready_obs
-            if not ready:
-                time.sleep(0.001)
-                continue
-            # envs past their quota keep playing (simplest for every manager) but are not counted
-            output = self._policy.forward(ready)
-            timesteps = self._env.step({i: out['action'] for i, out in output.items()})
-            for i, timestep in timesteps.items():
-                if played[i] >= quota[i]:
+        with Progress('evaluation', self._n_episode, 'game', self._progress, leave=False) as progress:
+            while sum(played[i] >= quota[i] for i in range(env_num)) < env_num:
+                ready = self._env.ready_obs
+                if not ready:
+                    time.sleep(0.001)
                     continue
-                if timestep.info.get('abnormal', False):
-                    logging.warning(f'evaluator env {i} returned an abnormal step ({timestep.info}); replaying')
-                    self._env.reset({i: None})
-                    continue
-                envstep += 1
-                if timestep.done:
-                    played[i] += 1
-                    episodes.append(timestep.info)
+                # envs past their quota keep playing (simplest for every manager) but are not counted
+                output = self._policy.forward(ready)
+                timesteps = self._env.step({i: out['action'] for i, out in output.items()})
+                games_before = len(episodes)
+                for i, timestep in timesteps.items():
+                    if played[i] >= quota[i]:
+                        continue
+                    if timestep.info.get('abnormal', False):
+                        logging.warning(f'evaluator env {i} returned an abnormal step ({timestep.info}); replaying')
+                        self._env.reset({i: None})
+                        continue
+                    envstep += 1
+                    if timestep.done:
+                        played[i] += 1
+                        episodes.append(timestep.info)
+                progress.update(len(episodes) - games_before, postfix=f'{envstep} env steps')
         duration = time.time() - start
         wait_until_idle(self._env)  # the last games' resets run in the background: let them end
         return self._report(episodes, envstep, duration, train_iter, collector_envstep)

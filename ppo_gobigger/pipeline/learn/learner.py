@@ -12,7 +12,12 @@ from typing import Any, Dict, Optional
 import torch
 
 from .checkpoint import check_model_state, save_checkpoint
-from .ddp import cores_per_process
+
+
+def cores_per_process() -> int:
+    """The cores of this machine shared among the torchrun ranks on it (all of them for a process of its own)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+    return max(1, cores // int(os.environ.get('LOCAL_WORLD_SIZE', 1)))
 
 
 class Learner:
