@@ -185,3 +185,21 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     assert all(0 < r['imitation_loss'] < 2 * kick['imitation_loss'] for r in log[1:])  # the demonstrations' term
     reports = read_jsonl(tmp_path / 'kick' / 'evaluator.jsonl')
     assert [r['collector_envstep'] for r in reports] == [120, 632]
+
+
+def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):
+    """Learning and the kickstart's imitation run on every core of the process's share (the env processes wait), or
+    on policy.learn.torch_threads when set; the trainer's own thread count comes back afterwards."""
+    from ppo_gobigger.pipeline.learn import learner
+    monkeypatch.setattr(learner, 'cores_per_process', lambda: 3)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with learner.learning_threads(None):
+            assert torch.get_num_threads() == 3
+        assert torch.get_num_threads() == 1
+        with learner.learning_threads(2):
+            assert torch.get_num_threads() == 2
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -3,11 +3,12 @@
 DI-engine's BaseLearner counts one iteration per minibatch as we do, but its checkpoints are not written
 atomically and do not carry the value-norm statistics; this one does both, with the same file names.
 """
+import contextlib
 import json
 import logging
 import os
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterator, Optional
 
 import torch
 
@@ -18,6 +19,18 @@ def cores_per_process() -> int:
     """The cores of this machine shared among the torchrun ranks on it (all of them for a process of its own)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
     return max(1, cores // int(os.environ.get('LOCAL_WORLD_SIZE', 1)))
+
+
+@contextlib.contextmanager
+def learning_threads(threads: Optional[int]) -> Iterator[None]:
+    """torch runs on ``threads`` threads inside (None: every core of this process's share), then on as many as
+    before. Learning (PPO updates, the kickstart's imitation) runs while the env processes wait for it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads or cores_per_process())
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Learner:
@@ -40,14 +53,9 @@ class Learner:
         self.best_reward: Optional[float] = None
 
     def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
-        # the env processes wait while the learner works: it may use every core, then gives them back
-        threads = torch.get_num_threads()
-        torch.set_num_threads(self._config.policy.learn.torch_threads or cores_per_process())
         start = time.time()
-        try:
+        with learning_threads(self._config.policy.learn.torch_threads):
             stats = self._learn.forward(rollout, progress=progress)
-        finally:
-            torch.set_num_threads(threads)
         learn_time = time.time() - start
         self.train_iter += stats['update_count']
         self.log(dict(envstep=envstep, **stats, **collector_info, learn_time=learn_time))

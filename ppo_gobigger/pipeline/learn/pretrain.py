@@ -19,6 +19,7 @@ from easydict import EasyDict
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..progress import Progress
+from .learner import learning_threads
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict, progress: Optional[boo
     start = time.time()
     demos = collect_demonstrations(cfg, create_cfg, progress)
     collect_time = time.time() - start
-    stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, progress)
+    with learning_threads(cfg.policy.learn.torch_threads):  # the env processes are closed: every core learns
+        stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, progress)
     stats.update(env_steps=demos['env_steps'], collect_time=collect_time,
                  learn_time=time.time() - start - collect_time)
     logger.info('kickstart: ' + ', '.join(f'{k} {v:.4g}' for k, v in stats.items()))
