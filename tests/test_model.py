@@ -4,7 +4,7 @@ import torch
 from ding.utils import MODEL_REGISTRY
 
 from ppo_gobigger.envs.actions import ACTION_NUM
-from ppo_gobigger.envs.features import MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
+from ppo_gobigger.envs.features import CLONE_EATER, MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
 from ppo_gobigger.model import GoBiggerPPoModel
 
 MODES = ('compute_actor', 'compute_critic', 'compute_actor_critic')
@@ -16,8 +16,7 @@ def padding_masks(inputs):
     return {
         'clone': ~clone,  # (B, A, C)
         'food_relation': ~clone,  # (B, A, C)
-        'clone_relation': ~(clone.unsqueeze(-1) & clone.unsqueeze(-2)),  # (B, A, C, C)
-        'thorn_relation': ~(clone.unsqueeze(-1) & thorn.unsqueeze(-2)),  # (B, A, C, K)
+        'thorn': ~thorn,  # (B, A, K)
     }
 
 
@@ -97,7 +96,7 @@ def test_float_masks_match_bool_masks(model):
     assert_outputs_close(model(x, 'compute_actor_critic'), model(x_float, 'compute_actor_critic'))
 
 
-@pytest.mark.parametrize('key', ['clone', 'food_relation', 'clone_relation', 'thorn_relation', 'scalar', 'food'])
+@pytest.mark.parametrize('key', ['clone', 'food_relation', 'thorn', 'scalar', 'food'])
 def test_valid_entries_do_change_output(model, key):
     """The counterpart of the padding test: the same kind of edit on valid entries must show."""
     x = make_inputs(4, 2)
@@ -108,6 +107,27 @@ def test_valid_entries_do_change_output(model, key):
     out = model(y, 'compute_actor_critic')
     assert not torch.allclose(ref['logit'], out['logit'], atol=1e-6)
     assert not torch.allclose(ref['value'], out['value'], atol=1e-6)
+
+
+def test_eat_keys_reach_the_output(model):
+    """Channels CLONE_EATER / CLONE_PREY feed only the relations' eat tests: flipping who can eat whom must show."""
+    x = make_inputs(4, 2)
+    ref = model(x, 'compute_actor_critic')
+    y = {k: v.clone() for k, v in x.items()}
+    valid = x['clone_mask']  # (B, A, C)
+    y['clone'][..., CLONE_EATER][valid] = 1e3  # every valid clone eats every clone and thorn
+    out = model(y, 'compute_actor_critic')
+    assert not torch.allclose(ref['logit'], out['logit'], atol=1e-6)
+
+
+def test_parameters_keep_the_shapes_of_checkpoints_from_before_the_relations_moved(model):
+    """The relations moved from the env into the model without changing a parameter: older checkpoints still load.
+    Shapes as GoBiggerPPoModel() had at commit b915a16 (39 tensors, 82,547 parameters)."""
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    assert shapes['encoder.clone_mlp.0.weight'] == (64, 17)
+    assert shapes['encoder.pair_rel_fc.weight'] == (32, 7)
+    assert shapes['encoder.thorn_fc.weight'] == (32, 6)
+    assert (len(shapes), sum(v.numel() for v in model.state_dict().values())) == (39, 82547)
 
 
 def test_all_masked_is_finite(model):
