@@ -24,24 +24,35 @@ THORN_REL_DIM = 6
 
 
 def clone_relation(clone: torch.Tensor) -> torch.Tensor:
-    """clone: (N, C, CLONE_DIM) features -> (N, C_i, C_j, CLONE_REL_DIM), clone j seen from clone i."""
-    pos = clone[..., POS_X:POS_Y + 1]  # (N, C, 2)
-    delta = pos.unsqueeze(1) - pos.unsqueeze(2)  # (N, 1, C_j, 2) - (N, C_i, 1, 2) -> (N, C_i, C_j, 2)
-    dist = torch.hypot(delta[..., 0], delta[..., 1])  # (N, C_i, C_j)
-    r_i, r_j = clone[..., RADIUS].unsqueeze(2), clone[..., RADIUS].unsqueeze(1)  # (N, C_i, 1), (N, 1, C_j)
-    i_eats_j = clone[..., CLONE_EATER].unsqueeze(2) > clone[..., CLONE_PREY].unsqueeze(1)  # (N, C_i, C_j)
-    j_eats_i = i_eats_j.transpose(1, 2)  # [i, j] = eater_j > prey_i
-    scalars = [dist, r_j - r_i, i_eats_j.to(clone.dtype), j_eats_i.to(clone.dtype), dist - r_i - r_j]
-    return torch.cat([delta, torch.stack(scalars, dim=-1)], dim=-1)  # (N, C_i, C_j, 2 + 5)
+    """clone: (N, C, CLONE_DIM) features -> (N, C_i, C_j, CLONE_REL_DIM), clone j seen from clone i.
+
+    Each channel is written in place into one preallocated tensor (fewer passes than stacking; this runs in every
+    inference step). The features get no gradient (out= arguments): they are observations.
+    """
+    N, C, _ = clone.shape
+    rel = clone.new_empty(N, C, C, CLONE_REL_DIM)
+    pos, r = clone[..., POS_X:POS_Y + 1], clone[..., RADIUS]  # (N, C, 2), (N, C)
+    eater, prey = clone[..., CLONE_EATER], clone[..., CLONE_PREY]  # (N, C) each
+    torch.sub(pos.unsqueeze(1), pos.unsqueeze(2), out=rel[..., 0:2])  # (N, 1, C, 2) - (N, C, 1, 2) -> (N, C_i, C_j, 2)
+    torch.hypot(rel[..., 0], rel[..., 1], out=rel[..., 2])
+    torch.sub(r.unsqueeze(1), r.unsqueeze(2), out=rel[..., 3])  # r_j - r_i
+    torch.gt(eater.unsqueeze(2), prey.unsqueeze(1), out=rel[..., 4])  # eater_i > prey_j
+    torch.gt(eater.unsqueeze(1), prey.unsqueeze(2), out=rel[..., 5])  # eater_j > prey_i
+    torch.sub(rel[..., 2], r.unsqueeze(2) + r.unsqueeze(1), out=rel[..., 6])  # distance - (r_i + r_j)
+    return rel
 
 
 def thorn_relation(clone: torch.Tensor, thorn: torch.Tensor) -> torch.Tensor:
     """clone: (N, C, CLONE_DIM), thorn: (N, K, THORN_DIM) features -> (N, C, K, THORN_REL_DIM), thorn k seen from
-    clone i."""
-    delta = thorn[..., POS_X:POS_Y + 1].unsqueeze(1) - clone[..., POS_X:POS_Y + 1].unsqueeze(2)  # (N, C, K, 2)
-    dist = torch.hypot(delta[..., 0], delta[..., 1])  # (N, C, K)
-    r_i = clone[..., RADIUS].unsqueeze(2)  # (N, C, 1)
-    r_k = thorn[..., RADIUS].unsqueeze(1).expand_as(dist)  # (N, 1, K) -> (N, C, K)
-    i_eats_k = clone[..., CLONE_EATER].unsqueeze(2) > thorn[..., THORN_PREY].unsqueeze(1)  # (N, C, K)
-    scalars = [dist, r_k, i_eats_k.to(clone.dtype), dist - r_i - r_k]
-    return torch.cat([delta, torch.stack(scalars, dim=-1)], dim=-1)  # (N, C, K, 2 + 4)
+    clone i. Built like ``clone_relation``."""
+    N, C, _ = clone.shape
+    K = thorn.shape[1]
+    rel = clone.new_empty(N, C, K, THORN_REL_DIM)
+    r_i, r_k = clone[..., RADIUS].unsqueeze(2), thorn[..., RADIUS].unsqueeze(1)  # (N, C, 1), (N, 1, K)
+    pos_i, pos_k = clone[..., POS_X:POS_Y + 1].unsqueeze(2), thorn[..., POS_X:POS_Y + 1].unsqueeze(1)
+    torch.sub(pos_k, pos_i, out=rel[..., 0:2])  # (N, 1, K, 2) - (N, C, 1, 2) -> (N, C, K, 2)
+    torch.hypot(rel[..., 0], rel[..., 1], out=rel[..., 2])
+    rel[..., 3] = r_k  # broadcast over clones
+    torch.gt(clone[..., CLONE_EATER].unsqueeze(2), thorn[..., THORN_PREY].unsqueeze(1), out=rel[..., 4])
+    torch.sub(rel[..., 2], r_i + r_k, out=rel[..., 5])  # distance - (r_i + r_k)
+    return rel
