@@ -138,6 +138,15 @@ def test_all_masked_is_finite(model):
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
 
+def test_observation_of_an_older_layout_raises(model):
+    """Observations with the pair tensors the env sent before the relations moved into the model (no 'thorn')."""
+    x = make_inputs(1, 2)
+    x['thorn_relation'] = torch.zeros(1, 2, MAX_CLONE, MAX_THORN, 6)
+    del x['thorn']
+    with pytest.raises(KeyError, match=r"lacks \['thorn'\]"):
+        model(x, 'compute_actor_critic')
+
+
 def test_unknown_mode_raises(model):
     with pytest.raises(ValueError, match='compute_q'):
         model(make_inputs(1, 2), 'compute_q')

@@ -28,7 +28,7 @@ import torch
 import torch.nn as nn
 from ding.torch_utils import MLP, fc_block
 
-from ppo_gobigger.envs.features import CLONE_EMBED_DIM, FOOD_CHANNELS, FOOD_GRID, FOOD_REL_DIM, SCALAR_DIM
+from ppo_gobigger.envs.features import CLONE_EMBED_DIM, FOOD_CHANNELS, FOOD_GRID, FOOD_REL_DIM, OBS_SHAPES, SCALAR_DIM
 from .relations import CLONE_REL_DIM, THORN_REL_DIM, clone_relation, thorn_relation
 
 
@@ -103,6 +103,9 @@ class Encoder(nn.Module):
 
     def forward(self, inputs: Dict[str, torch.Tensor]) -> torch.Tensor:
         """inputs[key]: (*lead, *OBS_SHAPES[key]), e.g. lead = (B, A). Returns (*lead, H)."""
+        missing = OBS_SHAPES.keys() - inputs.keys()
+        if missing:  # e.g. observations recorded before the pairwise relations moved into the model
+            raise KeyError(f'observation lacks {sorted(missing)}; got {sorted(inputs)}, expected {list(OBS_SHAPES)}')
         lead = inputs['scalar'].shape[:-1]  # e.g. (B, A)
 
         def flat(key: str) -> torch.Tensor:  # (*lead, ...) -> (N, ...), N = prod(lead)
