@@ -31,14 +31,15 @@ def clone_relation(clone: torch.Tensor) -> torch.Tensor:
     """
     N, C, _ = clone.shape
     rel = clone.new_empty(N, C, C, CLONE_REL_DIM)
-    pos, r = clone[..., POS_X:POS_Y + 1], clone[..., RADIUS]  # (N, C, 2), (N, C)
-    eater, prey = clone[..., CLONE_EATER], clone[..., CLONE_PREY]  # (N, C) each
-    torch.sub(pos.unsqueeze(1), pos.unsqueeze(2), out=rel[..., 0:2])  # (N, 1, C, 2) - (N, C, 1, 2) -> (N, C_i, C_j, 2)
-    torch.hypot(rel[..., 0], rel[..., 1], out=rel[..., 2])
-    torch.sub(r.unsqueeze(1), r.unsqueeze(2), out=rel[..., 3])  # r_j - r_i
-    torch.gt(eater.unsqueeze(2), prey.unsqueeze(1), out=rel[..., 4])  # eater_i > prey_j
-    torch.gt(eater.unsqueeze(1), prey.unsqueeze(2), out=rel[..., 5])  # eater_j > prey_i
-    torch.sub(rel[..., 2], r.unsqueeze(2) + r.unsqueeze(1), out=rel[..., 6])  # distance - (r_i + r_j)
+    ci, cj = clone.unsqueeze(2), clone.unsqueeze(1)  # clone i: (N, C_i, 1, CLONE_DIM); clone j: (N, 1, C_j, CLONE_DIM)
+    r_i, r_j = ci[..., RADIUS], cj[..., RADIUS]  # (N, C_i, 1), (N, 1, C_j)
+    dist = rel[..., 2]  # (N, C_i, C_j)
+    torch.sub(cj[..., POS_X:POS_Y + 1], ci[..., POS_X:POS_Y + 1], out=rel[..., 0:2])  # (N, C_i, C_j, 2)
+    torch.hypot(rel[..., 0], rel[..., 1], out=dist)
+    torch.sub(r_j, r_i, out=rel[..., 3])
+    torch.gt(ci[..., CLONE_EATER], cj[..., CLONE_PREY], out=rel[..., 4])  # i eats j
+    torch.gt(cj[..., CLONE_EATER], ci[..., CLONE_PREY], out=rel[..., 5])  # j eats i
+    torch.sub(dist, r_i + r_j, out=rel[..., 6])
     return rel
 
 
@@ -48,11 +49,12 @@ def thorn_relation(clone: torch.Tensor, thorn: torch.Tensor) -> torch.Tensor:
     N, C, _ = clone.shape
     K = thorn.shape[1]
     rel = clone.new_empty(N, C, K, THORN_REL_DIM)
-    r_i, r_k = clone[..., RADIUS].unsqueeze(2), thorn[..., RADIUS].unsqueeze(1)  # (N, C, 1), (N, 1, K)
-    pos_i, pos_k = clone[..., POS_X:POS_Y + 1].unsqueeze(2), thorn[..., POS_X:POS_Y + 1].unsqueeze(1)
-    torch.sub(pos_k, pos_i, out=rel[..., 0:2])  # (N, 1, K, 2) - (N, C, 1, 2) -> (N, C, K, 2)
-    torch.hypot(rel[..., 0], rel[..., 1], out=rel[..., 2])
+    ci, tk = clone.unsqueeze(2), thorn.unsqueeze(1)  # clone i: (N, C, 1, CLONE_DIM); thorn k: (N, 1, K, THORN_DIM)
+    r_i, r_k = ci[..., RADIUS], tk[..., RADIUS]  # (N, C, 1), (N, 1, K)
+    dist = rel[..., 2]  # (N, C, K)
+    torch.sub(tk[..., POS_X:POS_Y + 1], ci[..., POS_X:POS_Y + 1], out=rel[..., 0:2])  # (N, C, K, 2)
+    torch.hypot(rel[..., 0], rel[..., 1], out=dist)
     rel[..., 3] = r_k  # broadcast over clones
-    torch.gt(clone[..., CLONE_EATER].unsqueeze(2), thorn[..., THORN_PREY].unsqueeze(1), out=rel[..., 4])
-    torch.sub(rel[..., 2], r_i + r_k, out=rel[..., 5])  # distance - (r_i + r_k)
+    torch.gt(ci[..., CLONE_EATER], tk[..., THORN_PREY], out=rel[..., 4])  # i eats k
+    torch.sub(dist, r_i + r_k, out=rel[..., 5])
     return rel
