@@ -13,9 +13,9 @@ GoBigger's states and turns them into team 0's observations. On those it measure
 imported into this same process beside the current one (``import_package``). Every measurement alternates between the
 two call by call on the same data, in rounds; the table gives medians over all samples and, as after / before, the
 median over rounds of the ratio within a round (this machine's load drifts between rounds: it cancels out). The
-older model gets the current model's weights (load_state_dict, strict: same names and shapes), and their outputs on
-the same steps are compared. Writes benchmarks/results/obs_cost.json. Nothing is asserted: the numbers are for
-reading.
+older model gets the current model's weights, or both a checkpoint's (--weights; load_state_dict, strict: same
+names and shapes), and their outputs on the same steps are compared.
+Writes benchmarks/results/obs_cost.json. Nothing is asserted: the numbers are for reading.
 """
 import argparse
 import importlib
@@ -26,7 +26,7 @@ import random
 import sys
 import time
 import types
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -161,13 +161,18 @@ def measure(sides: Dict[str, Side], rounds: int, seed: int) -> Dict[str, Dict[st
     return samples
 
 
-def compare_outputs(sides: Dict[str, Side], steps: int = 64) -> Dict[str, float]:
-    """The older model gets the current one's weights (strict load); how far apart their outputs are on the same
-    steps: max |difference| and, for scale, max |output|."""
+def compare_outputs(sides: Dict[str, Side], weights: Optional[str], steps: int = 256) -> Dict[str, float]:
+    """Both models get the same weights (strict load: same names and shapes): a checkpoint's (`weights`), or else
+    the current model's. How far apart their outputs are on the same steps: max |difference| and, for scale,
+    max |output|; the share of players whose greedy action agrees."""
+    if weights:
+        state = torch.load(weights, map_location='cpu', weights_only=True)
+        state = state.get('model', state)  # a training checkpoint holds the model's state_dict under 'model'
+        sides['after'].model.load_state_dict(state)
     sides['before'].model.load_state_dict(sides['after'].model.state_dict())
     picks = torch.from_numpy(np.linspace(0, len(sides['after'].obs) - 1, steps).astype(np.int64))
     before, after = sides['before'].outputs(picks), sides['after'].outputs(picks)
-    out = dict(steps=steps)
+    out = dict(weights=weights or 'the current model after its timed updates', steps=steps)
     for k in ('embedding', 'logit', 'value'):
         out[f'{k}_max_abs_diff'] = float(np.abs(before[k] - after[k]).max())
         out[f'{k}_max_abs'] = float(np.abs(after[k]).max())
@@ -181,6 +186,7 @@ def main() -> None:
     parser.add_argument('--frames', type=int, default=3600, help='frame_limit of the recorded game (3600 = full)')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--rounds', type=int, default=16, help='timing rounds')
+    parser.add_argument('--weights', help='with --before: a checkpoint whose model both compare their outputs with')
     args = parser.parse_args()
     if args.before and not os.path.isdir(os.path.join(args.before, 'ppo_gobigger')):
         raise SystemExit(f'--before {args.before!r} holds no ppo_gobigger package')
@@ -220,7 +226,7 @@ def main() -> None:
             **{k: float(np.median(v)) for k, v in per_round.items()}
         }
         result['after_over_before_per_round'] = {k: [round(x, 3) for x in v] for k, v in per_round.items()}
-        result['same_weights_outputs'] = compare_outputs(sides)
+        result['same_weights_outputs'] = compare_outputs(sides, args.weights)
 
     print(f"{PRESET}, level-2 bots, {len(recorded)} steps, {clones.mean():.1f} clones in view on average; "
           f"medians on one thread")
