@@ -52,8 +52,7 @@ def assert_padding(obs):
         assert not np.any(~mask[..., :-1] & mask[..., 1:]), 'masks must be a prefix'
     assert np.all(obs['clone'][~clone] == 0)
     assert np.all(obs['food_relation'][~clone] == 0)
-    assert np.all(obs['clone_relation'][~(clone[:, :, None] & clone[:, None, :])] == 0)
-    assert np.all(obs['thorn_relation'][~(clone[:, :, None] & thorn[:, None, :])] == 0)
+    assert np.all(obs['thorn'][~thorn] == 0)
 
 
 # ---- the action table ----
@@ -293,10 +292,18 @@ def test_masks_hand_checked_on_a_raw_game():
             d = np.array([math.hypot(c[0] - centre[0], c[1] - centre[1]) for c in clones])
             rows = np.array([[(c[0] - centre[0]) / h, (c[1] - centre[1]) / h, c[2] / h, math.log(c[3] / 60000),
                               c[4] / 10, c[5] / 10, c[8] == pid, c[9] == pid // 2 and c[8] != pid, c[9] != pid // 2,
-                              dist / h] for c, dist in zip(clones, d)])  # (N, CLONE_DIM)
+                              dist / h, c[3] / 60000, 1.3 * c[3] / 60000] for c, dist in zip(clones, d)])  # (N, 12)
             n = f['clone_mask'].sum()
             np.testing.assert_allclose(f['clone'][:n, 9], np.sort(d)[:n] / h, rtol=1e-5, atol=1e-6)
             for row in f['clone'][:n]:
+                assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
+            # the kept thorns, by hand: the nearest MAX_THORN, nearest first
+            d = np.array([math.hypot(t[0] - centre[0], t[1] - centre[1]) for t in thorns])
+            rows = np.array([[(t[0] - centre[0]) / h, (t[1] - centre[1]) / h, t[2] / h, 1.3 * t[3] / 60000]
+                             for t in thorns]).reshape(len(thorns), 4)  # (T, THORN_DIM)
+            m = f['thorn_mask'].sum()
+            np.testing.assert_allclose(np.hypot(*f['thorn'][:m, :2].T) * h, np.sort(d)[:m], rtol=1e-5, atol=1e-5)
+            for row in f['thorn'][:m]:
                 assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
             assert f['scalar'][10] == pytest.approx(len(own) / 16)
             if len(state['overlap']['food']) < 2:

@@ -4,7 +4,7 @@ import torch
 from ding.utils import MODEL_REGISTRY
 
 from ppo_gobigger.envs.actions import ACTION_NUM, ACTION_TABLE, EJECT, MOVE_DIRECTIONS, SPLIT
-from ppo_gobigger.envs.features import MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
+from ppo_gobigger.envs.features import CLONE_EATER, MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
 from ppo_gobigger.model import GoBiggerPPoModel
 from ppo_gobigger.model.heads import ACTOR_HEADS, DirectionalHead
 
@@ -17,8 +17,7 @@ def padding_masks(inputs):
     return {
         'clone': ~clone,  # (B, A, C)
         'food_relation': ~clone,  # (B, A, C)
-        'clone_relation': ~(clone.unsqueeze(-1) & clone.unsqueeze(-2)),  # (B, A, C, C)
-        'thorn_relation': ~(clone.unsqueeze(-1) & thorn.unsqueeze(-2)),  # (B, A, C, K)
+        'thorn': ~thorn,  # (B, A, K)
     }
 
 
@@ -98,7 +97,7 @@ def test_float_masks_match_bool_masks(model):
     assert_outputs_close(model(x, 'compute_actor_critic'), model(x_float, 'compute_actor_critic'))
 
 
-@pytest.mark.parametrize('key', ['clone', 'food_relation', 'clone_relation', 'thorn_relation', 'scalar', 'food'])
+@pytest.mark.parametrize('key', ['clone', 'food_relation', 'thorn', 'scalar', 'food'])
 def test_valid_entries_do_change_output(model, key):
     """The counterpart of the padding test: the same kind of edit on valid entries must show."""
     x = make_inputs(4, 2)
@@ -111,12 +110,43 @@ def test_valid_entries_do_change_output(model, key):
     assert not torch.allclose(ref['value'], out['value'], atol=1e-6)
 
 
+def test_eat_keys_reach_the_output(model):
+    """Channels CLONE_EATER / CLONE_PREY feed only the relations' eat tests: flipping who can eat whom must show."""
+    x = make_inputs(4, 2)
+    ref = model(x, 'compute_actor_critic')
+    y = {k: v.clone() for k, v in x.items()}
+    valid = x['clone_mask']  # (B, A, C)
+    y['clone'][..., CLONE_EATER][valid] = 1e3  # every valid clone eats every clone and thorn
+    out = model(y, 'compute_actor_critic')
+    assert not torch.allclose(ref['logit'], out['logit'], atol=1e-6)
+
+
+def test_parameters_keep_the_shapes_of_checkpoints_from_before_the_relations_moved():
+    """The relations moved from the env into the model without changing a parameter: older checkpoints still load.
+    Shapes as GoBiggerPPoModel() had at commit b915a16 (39 tensors, 82,547 parameters; the default actor head)."""
+    model = GoBiggerPPoModel()
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    assert shapes['encoder.clone_mlp.0.weight'] == (64, 17)
+    assert shapes['encoder.pair_rel_fc.weight'] == (32, 7)
+    assert shapes['encoder.thorn_fc.weight'] == (32, 6)
+    assert (len(shapes), sum(v.numel() for v in model.state_dict().values())) == (39, 82547)
+
+
 def test_all_masked_is_finite(model):
     x = fill_padding_with_garbage(make_inputs(3, 2, all_masked=True))
     out = model(x, 'compute_actor_critic')
     assert all(torch.isfinite(v).all() for v in out.values())
     (out['logit'].sum() + out['value'].sum()).backward()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_observation_of_an_older_layout_raises(model):
+    """Observations with the pair tensors the env sent before the relations moved into the model (no 'thorn')."""
+    x = make_inputs(1, 2)
+    x['thorn_relation'] = torch.zeros(1, 2, MAX_CLONE, MAX_THORN, 6)
+    del x['thorn']
+    with pytest.raises(KeyError, match=r"lacks \['thorn'\]"):
+        model(x, 'compute_actor_critic')
 
 
 def test_unknown_mode_raises(model):

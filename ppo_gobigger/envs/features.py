@@ -5,6 +5,10 @@ Shapes never depend on what is in view: lists are capped (nearest first), zero-p
 
 Coordinates are relative to the player's centre (score-weighted centroid of its own clones) and divided by
 half the side of its view box, so anything in view lies in [-1, 1].
+
+Features are per item (clone, thorn, food cell): the pairwise clone-clone and clone-thorn relations are simple
+functions of them, so the model builds those itself (``ppo_gobigger.model.relations``) instead of every env step
+carrying (and every rollout storing) a 16 x 16 pair tensor.
 """
 
 import math
@@ -22,20 +26,30 @@ FOOD_CHANNELS = 2  # channel 0: food balls per cell, channel 1: spore balls per 
 
 # ---- per-item feature sizes ----
 SCALAR_DIM = 16
-CLONE_DIM = 10
+CLONE_DIM = 12  # channels of `clone`
+CLONE_EMBED_DIM = 10  # channels 0..9 of `clone` feed the clone MLP; 10, 11 serve only the relations' eat tests
+THORN_DIM = 4
 FOOD_REL_DIM = 7
-CLONE_REL_DIM = 7
-THORN_REL_DIM = 6
+
+# ---- channels the model's relations read (ppo_gobigger.model.relations) ----
+POS_X, POS_Y, RADIUS = 0, 1, 2  # in `clone` and in `thorn`: (x - c_x) / h, (y - c_y) / h, r / h
+# Eat keys: a clone with eater key e eats a ball (clone or thorn) with prey key p iff e > p, i.e. iff
+# score > eat_ratio * prey score in float64 (the env's test before the relations moved to the model). Both keys are
+# rounded from float64 through the same monotone map x -> float32(x / score_init), so exact ties stay ties and the
+# answer differs from the float64 test only where the two sides lie within float32 rounding (~6e-8 relative) of each
+# other without being equal. eat_ratio (a game constant, 1.3 on every preset) reaches the model only through them.
+CLONE_EATER = 10  # clone: score / score_init
+CLONE_PREY = 11  # clone: (eat_ratio * score) / score_init
+THORN_PREY = 3  # thorn: (eat_ratio * score) / score_init
 
 # name -> per-player shape; the env's observation space and the model both read this table.
 OBS_SHAPES = {
     'scalar': (SCALAR_DIM, ),
     'food': (FOOD_CHANNELS, FOOD_GRID, FOOD_GRID),
     'food_relation': (MAX_CLONE, FOOD_REL_DIM),
-    'thorn_relation': (MAX_CLONE, MAX_THORN, THORN_REL_DIM),
+    'thorn': (MAX_THORN, THORN_DIM),
     'thorn_mask': (MAX_THORN, ),
     'clone': (MAX_CLONE, CLONE_DIM),
-    'clone_relation': (MAX_CLONE, MAX_CLONE, CLONE_REL_DIM),
     'clone_mask': (MAX_CLONE, ),
 }
 MASK_KEYS = ('thorn_mask', 'clone_mask')  # bool arrays; every other key is float32
@@ -177,56 +191,36 @@ def _fill_player(out, global_state, player_state, player_id, team_id, index_in_t
     # ---- clone (MAX_CLONE, CLONE_DIM) + clone_mask: every clone ball in view, nearest to c first ----
     # 0, 1 (x, y - c) / h      2 r / h      3 log(score / score_init)      4, 5 (vx, vy) / VEL_SCALE
     # 6 is_own      7 is_teammate (same team, other player)      8 is_enemy      9 distance to c / h
+    # 10 eater key score / score_init      11 prey key (eat_ratio * score) / score_init  (see CLONE_EATER)
     keep = _nearest(clones, centre, MAX_CLONE)
     n = len(keep)
     kept = clones[keep]  # (n, 10)
     rel = (kept[:, X:Y + 1] - centre) / half  # (n, 2)
-    radius = kept[:, R] / half  # (n,)
     score = kept[:, SCORE]  # (n,)
     mine = kept[:, CLONE_PLAYER] == player_id
     same_team = kept[:, CLONE_TEAM] == team_id
     clone = out['clone']
-    clone[:n, 0:2] = rel
-    clone[:n, 2] = radius
+    clone[:n, POS_X:POS_Y + 1] = rel
+    clone[:n, RADIUS] = kept[:, R] / half
     clone[:n, 3] = np.log(np.maximum(score, SCORE_FLOOR) / consts.score_init)
     clone[:n, 4:6] = kept[:, VX:VY + 1] / VEL_SCALE
     clone[:n, 6] = mine
     clone[:n, 7] = same_team & ~mine
     clone[:n, 8] = ~same_team
     clone[:n, 9] = np.hypot(rel[:, 0], rel[:, 1])
+    clone[:n, CLONE_EATER] = score / consts.score_init
+    clone[:n, CLONE_PREY] = (consts.eat_ratio * score) / consts.score_init  # in this order: see CLONE_EATER
     out['clone_mask'][:n] = True
 
-    # ---- clone_relation (MAX_CLONE, MAX_CLONE, CLONE_REL_DIM): clone j seen from clone i ----
-    # 0, 1 (x_j - x_i, y_j - y_i) / h      2 distance / h      3 (r_j - r_i) / h
-    # 4 i can eat j (score_i > eat_ratio * score_j)      5 j can eat i      6 surface gap (dist - r_i - r_j) / h
-    # Pure score test: it ignores that a player's own balls merge instead (is_own in `clone` tells them apart).
-    delta = rel[None, :, :] - rel[:, None, :]  # (n, n, 2)
-    dist = np.hypot(delta[..., 0], delta[..., 1])  # (n, n)
-    i_eats_j = score[:, None] > consts.eat_ratio * score  # (n, n)
-    clone_rel = out['clone_relation'][:n, :n]
-    clone_rel[..., 0:2] = delta
-    clone_rel[..., 2] = dist
-    clone_rel[..., 3] = radius - radius[:, None]
-    clone_rel[..., 4] = i_eats_j
-    clone_rel[..., 5] = i_eats_j.T
-    clone_rel[..., 6] = dist - radius[:, None] - radius
-
-    # ---- thorn_relation (MAX_CLONE, MAX_THORN, THORN_REL_DIM) + thorn_mask: thorns nearest to c first ----
-    # 0, 1 (thorn - clone i) / h      2 distance / h      3 r_thorn / h
-    # 4 clone i can eat the thorn (score_i > eat_ratio * thorn score)      5 surface gap (dist - r_i - r_k) / h
+    # ---- thorn (MAX_THORN, THORN_DIM) + thorn_mask: thorns nearest to c first ----
+    # 0, 1 (x, y - c) / h      2 r / h      3 prey key (eat_ratio * score) / score_init  (see CLONE_EATER)
     if overlap['thorns']:  # often empty: st_t2p2 has only 3-4 thorns on the map
         thorns = _rows(overlap['thorns'], 'thorns')  # (T, 6)
         thorns = thorns[_nearest(thorns, centre, MAX_THORN)]  # (m, 6)
         m = len(thorns)
-        t_radius = thorns[:, R] / half  # (m,)
-        t_delta = (thorns[:, X:Y + 1] - centre) / half - rel[:, None, :]  # (n, m, 2)
-        t_dist = np.hypot(t_delta[..., 0], t_delta[..., 1])  # (n, m)
-        thorn_rel = out['thorn_relation'][:n, :m]
-        thorn_rel[..., 0:2] = t_delta
-        thorn_rel[..., 2] = t_dist
-        thorn_rel[..., 3] = t_radius
-        thorn_rel[..., 4] = score[:, None] > consts.eat_ratio * thorns[:, SCORE]
-        thorn_rel[..., 5] = t_dist - radius[:, None] - t_radius
+        thorn = out['thorn']
+        thorn[:m, POS_X:RADIUS + 1] = (thorns[:, X:R + 1] - (*centre, 0.)) / half  # x, y, r columns
+        thorn[:m, THORN_PREY] = (consts.eat_ratio * thorns[:, SCORE]) / consts.score_init
         out['thorn_mask'][:m] = True
 
     # ---- food_relation (MAX_CLONE, FOOD_REL_DIM): food balls around each kept clone ----

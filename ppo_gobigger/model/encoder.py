@@ -4,9 +4,11 @@ Data path, per player (C = MAX_CLONE, K = MAX_THORN, H = hidden size, R = relati
 
     scalar (16,)                         -> MLP                                   -> s   (H,)
     food   (2, 8, 8)                     -> flatten -> MLP                        -> f   (H,)
-    clone (C, 10) ++ food_relation (C, 7) -> MLP                                  -> e_i (C, H)
-    clone_relation (C, C, 7), e_j         -> pair layer, max over valid j -> layer -> c_i (C, R)
-    thorn_relation (C, K, 6)              -> pair layer, max over valid k -> layer -> t_i (C, R)
+    clone[:, :10] ++ food_relation (C, 7) -> MLP                                  -> e_i (C, H)
+    clone (C, 12)                         -> clone_relation (C, C, 7)   (relations.py, no parameters)
+    clone (C, 12), thorn (K, 4)           -> thorn_relation (C, K, 6)
+    clone_relation, e_j                   -> pair layer, max over valid j -> layer -> c_i (C, R)
+    thorn_relation                        -> pair layer, max over valid k -> layer -> t_i (C, R)
     e_i ++ c_i ++ t_i                     -> MLP                                  -> h_i (C, H)
     h_i                                   -> masked max ++ masked mean over valid i -> (2H,)
     s ++ f ++ clone summary               -> MLP                                  -> player embedding (H,)
@@ -17,7 +19,8 @@ item pools to zeros.
 The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C = 256 pairs per player), so each pair
 gets one linear layer and its ReLU, folded with the mask into one pool (``masked_relu_max``); the second layer runs
 after pooling, once per clone. The pool takes the max with its indices (``Tensor.max``): its backward scatters into the
-winners, where ``amax``'s backward compares whole tensors. Slots unused by the whole batch are cut off first.
+winners, where ``amax``'s backward compares whole tensors. Slots unused by the whole batch are cut off first, and
+the relations are built only over the slots kept.
 """
 from typing import Dict, Optional
 
@@ -25,9 +28,8 @@ import torch
 import torch.nn as nn
 from ding.torch_utils import MLP, fc_block
 
-from ppo_gobigger.envs.features import (
-    CLONE_DIM, CLONE_REL_DIM, FOOD_CHANNELS, FOOD_GRID, FOOD_REL_DIM, SCALAR_DIM, THORN_REL_DIM
-)
+from ppo_gobigger.envs.features import CLONE_EMBED_DIM, FOOD_CHANNELS, FOOD_GRID, FOOD_REL_DIM, OBS_SHAPES, SCALAR_DIM
+from .relations import CLONE_REL_DIM, THORN_REL_DIM, clone_relation, thorn_relation
 
 
 def masked_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
@@ -88,7 +90,7 @@ class Encoder(nn.Module):
 
         self.scalar_mlp = MLP(SCALAR_DIM, H, H, layer_num=2, activation=act)
         self.food_mlp = MLP(FOOD_CHANNELS * FOOD_GRID * FOOD_GRID, H, H, layer_num=2, activation=act)
-        self.clone_mlp = MLP(CLONE_DIM + FOOD_REL_DIM, H, H, layer_num=2, activation=act)
+        self.clone_mlp = MLP(CLONE_EMBED_DIM + FOOD_REL_DIM, H, H, layer_num=2, activation=act)
         # clone-clone pair (i, j): relation_ij and clone j's embedding are projected to R and added (one layer per
         # pair); after the pool over j, one more layer per clone.
         self.pair_rel_fc = nn.Linear(CLONE_REL_DIM, R)
@@ -101,6 +103,9 @@ class Encoder(nn.Module):
 
     def forward(self, inputs: Dict[str, torch.Tensor]) -> torch.Tensor:
         """inputs[key]: (*lead, *OBS_SHAPES[key]), e.g. lead = (B, A). Returns (*lead, H)."""
+        missing = OBS_SHAPES.keys() - inputs.keys()
+        if missing:  # e.g. observations recorded before the pairwise relations moved into the model
+            raise KeyError(f'observation lacks {sorted(missing)}; got {sorted(inputs)}, expected {list(OBS_SHAPES)}')
         lead = inputs['scalar'].shape[:-1]  # e.g. (B, A)
 
         def flat(key: str) -> torch.Tensor:  # (*lead, ...) -> (N, ...), N = prod(lead)
@@ -118,17 +123,18 @@ class Encoder(nn.Module):
         food = flat('food')  # (N, FOOD_CHANNELS, FOOD_GRID, FOOD_GRID)
         f = self.food_mlp(food.flatten(start_dim=1))  # (N, FOOD_CHANNELS * FOOD_GRID**2) -> (N, H)
 
-        clone_in = torch.cat([flat('clone')[:, :C], flat('food_relation')[:, :C]], dim=-1)  # (N, C, CLONE_DIM + FOOD_REL_DIM)
+        clone = flat('clone')[:, :C]  # (N, C, CLONE_DIM)
+        clone_in = torch.cat([clone[..., :CLONE_EMBED_DIM], flat('food_relation')[:, :C]], dim=-1)  # (N, C, 10 + 7)
         e = self.clone_mlp(clone_in)  # (N, C, H)
 
         # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each valid i.
-        pair = self.pair_rel_fc(flat('clone_relation')[:, :C, :C])  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
+        pair = self.pair_rel_fc(clone_relation(clone))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
         pair = pair + self.pair_ent_fc(e).unsqueeze(1)  # e_j: (N, C, R) -> (N, 1, C_j, R), broadcast over i
         pair_mask = clone_mask.unsqueeze(2) & clone_mask.unsqueeze(1)  # (N, C_i, 1) & (N, 1, C_j) -> (N, C_i, C_j)
         c = self.pair_out(masked_relu_max(pair, pair_mask, dim=2))  # (N, C_i, R)
 
         # clone-thorn: pair (i, k) pooled over valid thorns k for each valid clone i.
-        thorn = self.thorn_fc(flat('thorn_relation')[:, :C, :K])  # (N, C, K, THORN_REL) -> (N, C, K, R)
+        thorn = self.thorn_fc(thorn_relation(clone, flat('thorn')[:, :K]))  # (N, C, K, THORN_REL) -> (N, C, K, R)
         thorn_pair_mask = clone_mask.unsqueeze(2) & thorn_mask.unsqueeze(1)  # (N, C, 1) & (N, 1, K) -> (N, C, K)
         t = self.thorn_out(masked_relu_max(thorn, thorn_pair_mask, dim=2))  # (N, C, R)
 
