@@ -49,5 +49,5 @@ class FaultyGoBiggerEnv(GoBiggerPPOEnv):
                 self._game.step = broken_step
             elif fault == 'nan':
                 timestep = super().step(action)
-                return timestep._replace(reward=np.full(1, np.nan, np.float32))
+                return timestep._replace(reward=np.full_like(timestep.reward, np.nan))  # (A,) one per player
         return super().step(action)
