@@ -124,7 +124,8 @@ class RunState:
         shutil.rmtree(os.path.join(self.exp_dir, 'ckpt'), ignore_errors=True)
         os.makedirs(self.exp_dir, exist_ok=True)
         for name in LOGS:
-            copy_atomically(os.path.join(self.folder, name), os.path.join(self.exp_dir, name))
+            if os.path.exists(os.path.join(self.folder, name)):
+                copy_atomically(os.path.join(self.folder, name), os.path.join(self.exp_dir, name))
         return self.checkpoint
 
     def sync(self) -> None:
@@ -133,15 +134,19 @@ class RunState:
         if latest is None or latest == self._copied:
             return
         os.makedirs(self.folder, exist_ok=True)
-        for name in LOGS:
-            copy_atomically(os.path.join(self.exp_dir, name), os.path.join(self.folder, name))
+        for name in LOGS:  # a log not written yet (no PPO iteration before the first checkpoint) is not copied
+            if os.path.exists(os.path.join(self.exp_dir, name)):
+                copy_atomically(os.path.join(self.exp_dir, name), os.path.join(self.folder, name))
         copy_atomically(latest, self.checkpoint)  # last: a checkpoint never runs ahead of its logs
         self._copied = latest
 
     def __enter__(self) -> 'RunState':
         def loop() -> None:
             while not self._stop.wait(SYNC_EVERY_S):
-                self.sync()
+                try:
+                    self.sync()
+                except OSError:  # e.g. a full disk: the run goes on, the next sync tries again
+                    logging.warning('could not copy the run state to %s', self.folder, exc_info=True)
 
         self._thread = threading.Thread(target=loop, name='run-state-sync', daemon=True)
         self._thread.start()
