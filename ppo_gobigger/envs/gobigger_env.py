@@ -52,8 +52,9 @@ class GoBiggerPPOEnv(BaseEnv):
         team_id=0,  # the team we control, in [0, team_num)
         # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
         # (the given actions are checked, then ignored; info['stand_in_action'] says what it played) -- the
-        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain
-        stand_in=None,  # (with opponent 'bot' or 'random' only)
+        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain (opponent 'bot' or
+        # 'random' only)
+        stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         step_mul=2,  # game frames per GoBigger step, where the opponents decide (20 frames = 1 s of game time)
         # GoBigger steps per env step: our team decides on the first and its moves hold their heading through the
@@ -301,7 +302,7 @@ class GoBiggerPPOEnv(BaseEnv):
                                  f'actions) or one of {BOT_LEVELS}; got {levels.tolist()}')
             action = action['action']
         rows = np.asarray(action)
-        if rows.shape[:1] != (G, ):
+        if rows.shape != (G, A):
             raise ValueError(f'with opponent {self._cfg.opponent!r} the action has a row per team, shape ({G}, {A}); '
                              f'got {rows.shape}')
         return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64)

@@ -105,7 +105,10 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     league = None
     if cfg.env.opponent == 'league':  # the pool of <exp>/league; a resumed run goes on with it
         league = LeaguePool(os.path.join(exp_dir, 'league'), cfg.league, lambda: build_model(cfg), cfg.seed,
-                            resume=bool(resume), device=policy.collect_mode.get_attribute('device'))
+                            device=policy.collect_mode.get_attribute('device'))
+        if payload and 'league' in payload:  # its snapshots are in the league folder of the resumed run
+            run_dir = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
+            league.restore(payload['league'], os.path.join(run_dir, 'league'))
     if cfg.distributed.backend == 'ray':
         from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
@@ -121,7 +124,14 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
     # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
     learned_envstep = payload['envstep'] if payload else 0
-    resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
+
+    def state_now(collector_episodes) -> Dict:
+        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes)}
+        if league is not None:
+            state['league'] = league.state()
+        return state
+
+    resume_state = state_now(first_episodes)
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
@@ -143,7 +153,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
                 stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
                 learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
-                resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
+                resume_state = state_now(first_episodes)
             collector, evaluator = workers.start()
             collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
             eval_freq = cfg.policy.eval.evaluator.eval_freq
@@ -168,9 +178,9 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
                     done_fraction = collector.envstep / cfg.max_env_step if cfg.max_env_step else 0.0
                     stats = learner.train(rollout, collector.envstep, done_fraction, collector.info())
                     learned_envstep = collector.envstep
-                    resume_state = {'rng': rng_state(), 'collector_episodes': list(collector.env_episodes)}
                     if league is not None:
                         league.on_iteration(model, learner.train_iter, collector.envstep, cfg)
+                    resume_state = state_now(collector.env_episodes)
                 learn_time = time.time() - learn_start
                 if not rank.is_main:
                     continue

@@ -11,12 +11,14 @@ opponent per other team: the current weights with probability ``league.self_play
                win rate against the member, one won and one lost game as prior; members that beat us come often,
                members we always beat rarely (never quite 0)
 
-The pool (its members, their games and our wins against them, the PPO iterations so far) is written to
-``<exp>/league/pool.json`` atomically after every change of membership and every iteration, and a resumed run
-(``--resume``) reads it back; a member whose checkpoint no longer loads is an error naming it.
+The pool's state (its members, their games and our wins against them, the PPO iterations so far, the draws'
+generator) goes into every training checkpoint, so that ``--resume`` goes on with the pool exactly as it was then
+(snapshot files are taken from the resumed run's league folder); a member whose file no longer loads is an error
+naming it. ``<exp>/league/pool.json`` shows the same state after every iteration, for reading.
 """
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, List, Optional, Sequence
@@ -49,14 +51,14 @@ class Member:
 class LeaguePool:
 
     def __init__(self, folder: str, league_cfg: Dict, build_model: Callable[[], torch.nn.Module], seed: int,
-                 resume: bool = False, device: str = 'cpu') -> None:
-        """
+                 device: str = 'cpu') -> None:
+        """A new pool of the bot levels (``restore`` continues a saved one).
+
         Arguments:
             folder: where the snapshots and pool.json live (``<exp>/league``).
             league_cfg: the config's ``league`` section.
             build_model: a new model of the run's ``policy.model`` settings (snapshots are loaded into it).
             seed: seeds the draws.
-            resume: read the pool of ``folder`` back (a run resumed from a checkpoint); else start a new one.
             device: where the snapshots' models live.
         """
         self.folder = folder
@@ -68,15 +70,26 @@ class LeaguePool:
         self.iterations = 0  # PPO iterations of the run so far
         self.members: List[Member] = [Member(f'bot_level_{k}', bot_level=k) for k in league_cfg['bot_levels']]
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, POOL_FILE)
-        if resume and os.path.exists(path):
-            with open(path) as f:
-                saved = json.load(f)
-            self.iterations = saved['iterations']
-            self.members = [Member(**m) for m in saved['members']]
-            for member in self.members:
-                if member.path is not None:
-                    self.model(member)  # a member that no longer loads fails now, not in the middle of a game
+        self.save()
+
+    def state(self) -> Dict:
+        """The pool as plain data (for a checkpoint): iterations, members with their games, the draws' generator."""
+        return {'iterations': self.iterations, 'members': [asdict(m) for m in self.members],
+                'rng': self._rng.bit_generator.state}
+
+    def restore(self, state: Dict, source_folder: str) -> None:
+        """Go on with a saved pool; its snapshot files are in ``source_folder`` (copied here if it is another)."""
+        self.iterations = state['iterations']
+        self.members = [Member(**m) for m in state['members']]
+        self._rng.bit_generator.state = state['rng']
+        self._models = {}
+        for member in self.members:
+            if member.path is None:
+                continue
+            here, there = os.path.join(self.folder, member.path), os.path.join(source_folder, member.path)
+            if not os.path.exists(here) and os.path.exists(there):
+                shutil.copyfile(there, here)
+            self.model(member)  # a member that no longer loads fails now, not in the middle of a game
         self.save()
 
     def on_iteration(self, model: torch.nn.Module, train_iter: int, envstep: int, config: Dict) -> Optional[Member]:
@@ -137,7 +150,7 @@ class LeaguePool:
 
     def save(self) -> None:
         """Write pool.json atomically (a temporary file renamed over it)."""
-        state = {'iterations': self.iterations, 'members': [asdict(m) for m in self.members]}
+        state = {'iterations': self.iterations, 'members': [asdict(m) for m in self.members]}  # no generator
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix='.tmp_', suffix='.json')
         with os.fdopen(fd, 'w') as f:
             json.dump(state, f, indent=1)
