@@ -141,3 +141,7 @@ def test_a_run_folder_gives_its_checkpoints_by_env_step_without_the_best_copy(tm
     participants, models = load_checkpoints([], [str(tmp_path)])
     assert [p.name for p in participants] == ['iteration_5', 'iteration_20']
     assert [p.envstep for p in participants] == [500, 2000] and set(models) == {'iteration_5', 'iteration_20'}
+    other = make_checkpoint(str(tmp_path / 'other' / 'iteration_5.pth.tar'))  # the same file name, another run
+    participants, _ = load_checkpoints([other], [str(tmp_path)])
+    assert [p.name for p in participants] == [str(tmp_path / 'other' / 'iteration_5'), str(tmp_path / 'iteration_5'),
+                                              'iteration_20']

@@ -114,8 +114,7 @@ def _load(path: str) -> Tuple[Participant, torch.nn.Module]:
     model = build_model(cfg)
     check_model_state(model, payload['model'], path)
     model.load_state_dict(payload['model'])
-    name = os.path.basename(path)[:-len(CKPT_SUFFIX)] if path.endswith(CKPT_SUFFIX) else os.path.basename(path)
-    participant = Participant(name, path=path, train_iter=payload['train_iter'], envstep=payload['envstep'],
+    participant = Participant(_without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'], envstep=payload['envstep'],
                               trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS})
     return participant, model.eval()
 
@@ -127,7 +126,11 @@ def _name_uniquely(participants: List[Participant]) -> None:
         counts[p.name] = counts.get(p.name, 0) + 1
     for p in participants:
         if counts[p.name] > 1:
-            p.name = os.path.normpath(p.path)[:-len(CKPT_SUFFIX)]
+            p.name = _without_suffix(os.path.normpath(p.path))
+
+
+def _without_suffix(path: str) -> str:
+    return path[:-len(CKPT_SUFFIX)] if path.endswith(CKPT_SUFFIX) else path
 
 
 def schedule(participants: int, teams: int, games: int) -> List[Tuple[int, ...]]:
@@ -259,8 +262,9 @@ def play_league(
     per combination, on held-out games of ``preset`` (default: the first checkpoint's, else st_t2p2) from the
     default config with ``overrides`` (--set KEY=VALUE, e.g. env.custom_cfg.frame_limit=200), ``env_num`` envs.
     Raises ConfigError for a bad setting or too few participants."""
-    if games < 1 or env_num < 1:
-        raise ConfigError(f'games per combination and envs must be >= 1; got {games} and {env_num}')
+    if games < 1 or env_num < 1 or seed < 0:
+        raise ConfigError(f'games per combination and envs must be >= 1 and the seed >= 0; got {games}, {env_num} '
+                          f'and {seed}')
     names = [p.name for p in participants]
     if len(set(names)) != len(names):
         raise ConfigError(f'participant names must be unique; got {names}')
@@ -269,7 +273,7 @@ def play_league(
         preset = checkpoints[0].trained_env['preset'] if checkpoints else DEFAULT_PRESET
     main_config = apply_overrides({'env': {'preset': preset}}, list(overrides))
     cfg, create_cfg = compile_config(main_config)
-    teams = team_num(cfg.env)
+    preset, teams = cfg.env.preset, team_num(cfg.env)  # --set env.preset=... has the last word
     if len(participants) < max(2, teams):
         raise ConfigError(f'a league of {preset} needs at least {max(2, teams)} participants (one per team); got '
                           f'{len(participants)}: {", ".join(names) or "none"}')
