@@ -338,9 +338,11 @@ class GoBiggerPPOEnv(BaseEnv):
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus our team's final standings (also under 'episode_info', which DI-engine's
-        evaluator averages into <key>_mean); with policy opponents, every row's under 'teams' as well."""
+        evaluator averages into <key>_mean) and the game's seed; with policy opponents, every row's standings under
+        'teams' as well."""
         episode_info = outcome(leaderboard, self._cfg.team_id)
-        info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info)
+        info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
+                    game_seed=self._game_seed)
         if self._policy_opponents:
             info['teams'] = [
                 dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team))
