@@ -295,7 +295,8 @@ class GoBiggerPPOEnv(BaseEnv):
         levels = np.zeros(G, np.int64)
         if isinstance(action, Mapping):
             if set(action) - {'action', 'bot_level'} or 'action' not in action:
-                raise ValueError(f"a step's action mapping takes the keys 'action' and 'bot_level'; got {sorted(action)}")
+                raise ValueError(
+                    f"a step's action mapping takes the keys 'action' and 'bot_level'; got {sorted(action)}")
             levels = np.asarray(action.get('bot_level', levels))
             if levels.shape != (G, ) or not all(int(k) in (0, ) + BOT_LEVELS for k in levels):
                 raise ValueError(f'bot_level must be {G} values (one per team, ours first), each 0 (the given '

@@ -1,8 +1,9 @@
 """The league's pool (env.opponent 'league'): who plays the other teams of a training game, and how often we win.
 
 Members are the bot levels of ``league.bot_levels`` and snapshots of the learning policy: its weights join the pool
-every ``league.snapshot_every`` PPO iterations, as weights-only checkpoints ``<exp>/league/snapshot_<train_iter>.pth.tar``
-(the format of a published agent: ``gobigger-eval --ckpt`` and ``gobigger-league`` play them). Each game draws one
+every ``league.snapshot_every`` PPO iterations, as weights-only checkpoints
+``<exp>/league/snapshot_<train_iter>.pth.tar`` (the format of a published agent: ``gobigger-eval --ckpt`` and
+``gobigger-league`` play them). Each game draws one
 opponent per other team: the current weights with probability ``league.self_play``, otherwise a member by
 ``league.sampling``:
 

@@ -114,8 +114,10 @@ def _load(path: str) -> Tuple[Participant, torch.nn.Module]:
     model = build_model(cfg)
     check_model_state(model, payload['model'], path)
     model.load_state_dict(payload['model'])
-    participant = Participant(_without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'], envstep=payload['envstep'],
-                              trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS})
+    participant = Participant(
+        _without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'],
+        envstep=payload['envstep'], trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS}
+    )
     return participant, model.eval()
 
 
