@@ -16,9 +16,10 @@ setup(
         'numpy',
         'gym',  # DI-engine's BaseEnv is a gym.Env; spaces are gym spaces
         'tabulate',  # the evaluator's table
+        'trueskill',  # the league tool's ratings (DI-engine requires it too)
         'tqdm',  # the training progress bar
         'tensorboardX',  # TensorBoard scalars (DI-engine's choice too)
-        'matplotlib',  # the learning-curve PNG
+        'matplotlib>=3.7',  # the learning-curve and league PNGs (3.7: legends outside the axes)
         'opencv-python',  # reading replays back; GoBigger writes them with it (and requires this non-headless build)
     ],
     extras_require={
@@ -29,6 +30,7 @@ setup(
         'console_scripts': [
             'gobigger-train=ppo_gobigger.cli:train_main',
             'gobigger-eval=ppo_gobigger.cli:eval_main',
+            'gobigger-league=ppo_gobigger.cli:league_main',
         ],
     },
 )

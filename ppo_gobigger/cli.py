@@ -1,4 +1,4 @@
-"""Command lines of entry/train_gobigger.py and entry/eval_gobigger.py."""
+"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py and entry/league_gobigger.py."""
 import argparse
 import logging
 import os
@@ -116,6 +116,56 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     print(format_report(report))
     for video in _videos_since(args.replay_dir, start):
         print(f'replay: {video}')
+    return 0
+
+
+def league_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description='Rate checkpoints, the bots and a random team by TrueSkill from a round robin of held-out games.'
+    )
+    parser.add_argument('--ckpt', nargs='+', default=[], metavar='PATH', help='checkpoint files to rate')
+    parser.add_argument(
+        '--run-dir', action='append', default=[], metavar='DIR',
+        help='rate every checkpoint (*.pth.tar) in DIR, e.g. exp/NAME/ckpt or exp/NAME/league (repeatable)'
+    )
+    parser.add_argument('--bots', nargs='*', type=int, default=[1, 2, 3], metavar='LEVEL',
+                        help='bot levels that take part (default: 1 2 3; none: --bots with no level)')
+    parser.add_argument('--random', action='store_true', help='a team playing uniformly random actions takes part')
+    parser.add_argument('--games', type=int, default=4, help='games per combination of participants (default: 4)')
+    parser.add_argument('--seed', type=int, default=3000,
+                        help='seed of the games (default: 3000, apart from the training and benchmark seeds)')
+    parser.add_argument('--preset', default=None,
+                        help='GoBigger preset of the games (default: the first checkpoint\'s, else st_t2p2)')
+    parser.add_argument('--env-num', type=int, default=2, help='envs playing the games at once (default: 2)')
+    parser.add_argument(
+        '--set', action='append', default=[], metavar='KEY=VALUE',
+        help='override a key of the games\' config, e.g. --set env.custom_cfg.frame_limit=600 (repeatable)'
+    )
+    parser.add_argument('--out', default='league', metavar='DIR',
+                        help='folder for league.json, league.csv and league.png (default: league/)')
+    parser.add_argument(
+        '--no-progress', dest='progress', action='store_const', const=False, default=None,
+        help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
+    )
+    args = parser.parse_args(argv)
+    _setup_output()
+
+    from .config import ConfigError
+    from .pipeline.learn.checkpoint import CheckpointError
+    from .pipeline.league.ratings import format_table, rating_table, write_league
+    from .pipeline.league.round_robin import RANDOM, Participant, bot_participants, load_checkpoints, play_league
+    try:
+        participants, models = load_checkpoints(args.ckpt, args.run_dir)
+        participants += bot_participants(args.bots) + ([Participant(RANDOM)] if args.random else [])
+        league = play_league(participants, models, args.games, args.seed, preset=args.preset, env_num=args.env_num,
+                             overrides=args.set, progress=args.progress)
+    except (ConfigError, CheckpointError) as e:
+        return _fail(str(e))
+    table = rating_table(league.participants, league.records)
+    paths = write_league(args.out, league, table)
+    print(format_table(table))
+    for path in paths:
+        print(f'wrote {path}')
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from easydict import EasyDict
 
-from .envs.opponents import BOT_LEVELS
+from .envs.opponents import BOT_LEVELS, POLICY_OPPONENTS
 
 
 class ConfigError(ValueError):
@@ -27,6 +27,7 @@ class ConfigError(ValueError):
 FREE_FORM = ('env.custom_cfg', 'env.manager')
 _MANAGER_TYPES = ('base', 'subprocess', 'async_subprocess')
 BACKENDS = ('local', 'ray')  # distributed.backend
+LEAGUE_SAMPLING = ('uniform', 'pfsp')  # league.sampling
 
 
 def default_config() -> EasyDict:
@@ -70,6 +71,23 @@ def default_config() -> EasyDict:
                 bot_level=2,
                 # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size, its learning_rate).
                 epochs=4,
+            ),
+            league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
+                # (bool) opponent 'self': learn from every team's steps, not only ours (all teams play the current
+                # weights, so each env step gives team_num on-policy samples; n_sample still counts env steps).
+                all_teams=False,
+                # (int) opponent 'league': the current weights join the pool every this many PPO iterations.
+                snapshot_every=10,
+                # (list) Bot levels that are members of the pool from the start ([] for a pool of snapshots only).
+                bot_levels=[1, 2, 3],
+                # (float) Share of the other teams played by the current weights (self-play inside the league).
+                self_play=0.2,
+                # (str) How a team's opponent member is drawn for a game: 'uniform' over the pool, or 'pfsp'
+                # (prioritised fictitious self-play: weight (1 - our win rate against the member) ** pfsp_power,
+                # win rates counted with one won and one lost game as prior).
+                sampling='pfsp',
+                # (float) The exponent of 'pfsp': 0 is uniform, larger favours the members that beat us.
+                pfsp_power=2.0,
             ),
             distributed=dict(
                 # (str) Where the rollouts are collected: 'local' (env managers of this process; under torchrun,
@@ -221,8 +239,27 @@ def _check_consistency(cfg: EasyDict) -> None:
     if learn.lr_anneal and not cfg.max_env_step:
         raise ConfigError('policy.learn.lr_anneal needs max_env_step (the schedule runs from 0 to max_env_step)')
     _check_distributed(cfg)
+    _check_league(cfg)
 
 
+def _check_league(cfg: EasyDict) -> None:
+    league = cfg.league
+    if league.sampling not in LEAGUE_SAMPLING:
+        raise ConfigError(f'unknown league.sampling {league.sampling!r}: choose one of {", ".join(LEAGUE_SAMPLING)}')
+    if league.snapshot_every < 1 or not 0.0 <= league.self_play <= 1.0 or league.pfsp_power < 0:
+        raise ConfigError(f'league.snapshot_every must be >= 1, league.self_play in [0, 1] and league.pfsp_power '
+                          f'>= 0; got {league.snapshot_every}, {league.self_play} and {league.pfsp_power}')
+    bad = [level for level in league.bot_levels if level not in BOT_LEVELS]
+    if bad:
+        raise ConfigError(f'league.bot_levels {bad} are not bot levels; allowed: {BOT_LEVELS}')
+    if cfg.env.opponent not in POLICY_OPPONENTS:
+        return
+    if cfg.distributed.backend != 'local':
+        raise ConfigError(f'env.opponent {cfg.env.opponent!r} runs with distributed.backend \'local\' (the opponents '
+                          f'are played in the trainer process); got {cfg.distributed.backend!r}')
+    if league.all_teams and cfg.env.opponent != 'self':
+        raise ConfigError("league.all_teams learns from teams that play the current weights: it needs env.opponent "
+                          f"'self'; got {cfg.env.opponent!r}")
 def _check_distributed(cfg: EasyDict) -> None:
     dist = cfg.distributed
     if dist.backend not in BACKENDS:

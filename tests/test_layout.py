@@ -21,6 +21,7 @@ LAYERS = (
     ('ppo_gobigger.pipeline.build', 'ppo_gobigger.pipeline.progress', 'ppo_gobigger.pipeline.interrupt'),
     ('ppo_gobigger.pipeline.play', ),
     ('ppo_gobigger.pipeline.learn', ),
+    ('ppo_gobigger.pipeline.league', ),
     ('ppo_gobigger.pipeline.distributed', 'ppo_gobigger.pipeline.evaluate'),
     ('ppo_gobigger.pipeline.monitor', ),
     ('ppo_gobigger.pipeline.serial', ),

@@ -5,6 +5,12 @@ Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION
 Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
 score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
 Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward.
+
+With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
+caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
+observation {key: (G, A, ...)}, action (G, A) indices, reward (G, A), and the episode-end info carries each row's
+outcome under 'teams'. The action may also be {'action': (G, A), 'bot_level': (G,)}: a row with bot_level k > 0 is
+played this step by the env's level-k bots (its action row is checked, then ignored), as a league's bot members are.
 """
 
 import contextlib
@@ -13,7 +19,7 @@ import logging
 import math
 import os
 import random
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import gobigger.configs
 import gym
@@ -24,8 +30,8 @@ from easydict import EasyDict
 from gobigger.envs import create_env
 
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
-from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, empty_features, team_features
-from .opponents import Opponents, check_opponent
+from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
+from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
 from .rewards import TeamReward, check_reward, other_scores
 
 PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
@@ -39,12 +45,15 @@ class GoBiggerPPOEnv(BaseEnv):
     config = dict(
         preset='st_t2p2',  # a GoBigger st_* preset (see PRESETS); st_tXpY = X teams of Y players
         custom_cfg={},  # deep-merged into the preset, e.g. {'frame_limit': 600}; keys must exist in the preset
-        opponent='bot',  # who plays the other teams: one of opponents.OPPONENT_KINDS
+        # who plays the other teams: one of opponents.OPPONENT_KINDS. 'self' and 'league' are played by the
+        # pipeline (the env takes every team's actions, see above); evaluator envs then play 'bot' opponents
+        opponent='bot',
         bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS (3 is the strongest)
         team_id=0,  # the team we control, in [0, team_num)
         # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
         # (the given actions are checked, then ignored; info['stand_in_action'] says what it played) -- the
-        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain
+        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain (opponent 'bot' or
+        # 'random' only)
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         step_mul=2,  # game frames per GoBigger step, where the opponents decide (20 frames = 1 s of game time)
@@ -82,33 +91,43 @@ class GoBiggerPPOEnv(BaseEnv):
         if cfg.team_id not in range(team_num):
             raise ValueError(f'team_id {cfg.team_id!r} is not in [0, {team_num}) for preset {cfg.preset}')
         check_opponent(cfg.opponent, cfg.bot_level)
+        self._policy_opponents = cfg.opponent in POLICY_OPPONENTS
+        if self._policy_opponents and cfg.stand_in is not None:
+            raise ValueError(f'stand_in {cfg.stand_in!r} needs opponent in {ENV_OPPONENTS}; with opponent '
+                             f'{cfg.opponent!r} the caller plays every team')
         for key in ('step_mul', 'action_repeat'):
             if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
                 raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
         check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit)
         self._cfg = cfg
         self._player_num = A
+        # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
+        others = [t for t in range(team_num) if t != cfg.team_id]
+        self._row_teams = [cfg.team_id] + (others if self._policy_opponents else [])
         # GoBigger numbers players by team: team t owns players t*A .. t*A+A-1 (checked at the first reset)
-        self._our_ids = [cfg.team_id * A + j for j in range(A)]
-        other_ids = [pid for pid in range(team_num * A) if pid not in self._our_ids]
-        self._opponents = Opponents(cfg.opponent, other_ids, cfg.bot_level)
+        self._row_ids = [[t * A + j for j in range(A)] for t in self._row_teams]
+        self._our_ids = self._row_ids[0]
+        other_ids = [t * A + j for t in others for j in range(A)]
+        self._opponents = None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level)
+        self._row_bots: Dict[int, Opponents] = {}  # row -> the bots playing it in this game (bot_level > 0)
         self._stand_in = (
             None if cfg.stand_in is None else Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level)
         )
 
+        self._lead = (len(self._row_teams), A) if self._policy_opponents else (A, )  # leading axes of every array
         self._observation_space = gym.spaces.Dict(
             {
                 k: gym.spaces.Box(
                     low=0 if OBS_DTYPES[k] is np.bool_ else -np.inf,
                     high=1 if OBS_DTYPES[k] is np.bool_ else np.inf,
-                    shape=(A, ) + shape,
+                    shape=self._lead + shape,
                     dtype=OBS_DTYPES[k],
                 )
                 for k, shape in OBS_SHAPES.items()
             }
         )  # bool Boxes travel fine through DI-engine's shared memory (ShmBuffer maps np.bool_ to ctypes.c_bool)
-        self._action_space = gym.spaces.MultiDiscrete([ACTION_NUM] * A)
-        self._reward_space = gym.spaces.Box(-np.inf, np.inf, (A, ), np.float32)
+        self._action_space = gym.spaces.MultiDiscrete(np.full(self._lead, ACTION_NUM))
+        self._reward_space = gym.spaces.Box(-np.inf, np.inf, self._lead, np.float32)
 
         self._game = None  # gobigger GoBiggerEnv, created at the first reset
         self._seed: Optional[int] = None
@@ -117,8 +136,8 @@ class GoBiggerPPOEnv(BaseEnv):
         self._game_seed: Optional[int] = None
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
-        self._episode_return = 0.0
-        self._reward = TeamReward(cfg.reward, cfg.team_id, cfg.reward_scale, cfg.team_spirit)
+        self._episode_returns = np.zeros(len(self._row_teams))  # per row: the mean of its players' returns
+        self._rewards = [TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit) for t in self._row_teams]
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -162,7 +181,9 @@ class GoBiggerPPOEnv(BaseEnv):
         # GoBiggerEnv.seed() swaps in a new random.Random that the managers never see; re-seed theirs in place.
         self._game.server._random.seed(self._game_seed)
         self._global_random_state = random.Random(self._game_seed).getstate()
-        self._opponents.reset(self._game_seed)
+        if self._opponents is not None:
+            self._opponents.reset(self._game_seed)
+        self._row_bots = {}
         if self._stand_in is not None:
             self._stand_in.reset(self._game_seed + 1)  # its own random stream, apart from a random opponent's
         if self._replay_dir is not None:
@@ -171,44 +192,59 @@ class GoBiggerPPOEnv(BaseEnv):
         with self._own_global_random():
             global_state, player_states = self._game.reset()
         teams = dict(self._game.get_team_infos())  # {team_id: [player_id, ...]}
-        if teams[self._cfg.team_id] != self._our_ids:
-            raise RuntimeError(f'GoBigger numbered team {self._cfg.team_id} as {teams}; expected {self._our_ids}')
+        for team, ids in zip(self._row_teams, self._row_ids):
+            if teams[team] != ids:
+                raise RuntimeError(f'GoBigger numbered team {team} as {teams}; expected {ids}')
         self._player_states = player_states
-        self._episode_return = 0.0
-        self._reward.reset(global_state['leaderboard'], self._player_scores(player_states))
-        return team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
+        self._episode_returns[:] = 0.0
+        for reward, ids in zip(self._rewards, self._row_ids):
+            reward.reset(global_state['leaderboard'], _scores(player_states, ids))
+        return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
-        action = check_actions(action, self._player_num)  # (A,) int64; a bad action is the caller's error
+        actions, bot_levels = self._check_step_action(action)  # (G, A), (G,); a bad action is the caller's error
         if self._player_states is None:
             raise RuntimeError('call reset() first (the game is over, failed, or was never started)')
         try:
-            ours = {pid: to_game_action(k) for pid, k in zip(self._our_ids, action)}
+            given = {
+                pid: to_game_action(k)
+                for ids, row, level in zip(self._row_ids, actions, bot_levels) if not level
+                for pid, k in zip(ids, row)
+            }
             with self._own_global_random():
+                bots = self._bots_of_rows(bot_levels)
+                if self._opponents is not None:
+                    bots.append(self._opponents)
                 for repeat in range(self._cfg.action_repeat):
                     if self._stand_in is not None:  # a stand-in plays our side at the opponents' rate
-                        ours = self._stand_in.act(self._player_states)
+                        given = self._stand_in.act(self._player_states)
                         if repeat == 0:
-                            played = np.array([from_game_action(ours[pid]) for pid in self._our_ids])
-                    # after the first GoBigger step our players get no action: they keep moving as they were
-                    game_actions = dict(ours) if repeat == 0 or self._stand_in is not None else {}
-                    game_actions.update(self._opponents.act(self._player_states))
+                            played = np.array([from_game_action(given[pid]) for pid in self._our_ids])
+                    # after the first GoBigger step the given players get no action: they keep moving as they were
+                    game_actions = dict(given) if repeat == 0 or self._stand_in is not None else {}
+                    for players in bots:  # bots and random opponents act on every GoBigger step
+                        game_actions.update(players.act(self._player_states))
                     (global_state, player_states), _, done, _ = self._game.step(game_actions)
                     self._player_states = player_states
                     if done:
                         break
-            obs = team_features(global_state, player_states, self._our_ids, self._cfg.team_id, self._consts)
+            obs = self._observation(global_state, player_states)
         except Exception as e:  # a game failure must not kill a subprocess env manager: report it as abnormal
             logging.warning('GoBigger step failed (game seed %s); abnormal timestep', self._game_seed, exc_info=True)
             self._drop_game()  # the next reset() builds a fresh game
             info = {'abnormal': True, 'error': repr(e)}
-            return BaseEnvTimestep(empty_features(self._player_num), np.zeros(self._player_num, np.float32), False, info)
+            obs = {k: np.zeros(self._lead + OBS_SHAPES[k], OBS_DTYPES[k]) for k in OBS_SHAPES}
+            return BaseEnvTimestep(obs, np.zeros(self._lead, np.float32), False, info)
 
-        reward = self._reward.step(global_state['leaderboard'], self._player_scores(player_states))  # (A,)
-        self._episode_return += float(reward.mean())
+        leaderboard = global_state['leaderboard']
+        rewards = np.stack([
+            reward.step(leaderboard, _scores(player_states, ids)) for reward, ids in zip(self._rewards, self._row_ids)
+        ])  # (G, A)
+        self._episode_returns += rewards.mean(axis=1)
+        reward = rewards if self._policy_opponents else rewards[0]
         info = {}
         if done:
-            info = self._episode_end_info(global_state['leaderboard'])
+            info = self._episode_end_info(leaderboard)
             self._player_states = None
         if self._stand_in is not None:
             info['stand_in_action'] = played  # (A,) the stand-in's moves as action indices: demonstrations
@@ -238,11 +274,52 @@ class GoBiggerPPOEnv(BaseEnv):
         c = self._cfg
         return (
             f'GoBiggerPPOEnv(preset={c.preset}, team_id={c.team_id}, players={self._player_num}, '
-            f'opponents={self._opponents}, evaluator={c.is_evaluator}'
+            f'opponents={self._opponents or repr(c.opponent)}, evaluator={c.is_evaluator}'
             + (f', stand_in={self._stand_in})' if self._stand_in is not None else ')')
         )
 
     # ---- helpers ----
+    def _observation(self, global_state: Mapping, player_states: Mapping) -> Dict[str, np.ndarray]:
+        rows = [
+            team_features(global_state, player_states, ids, team, self._consts)
+            for team, ids in zip(self._row_teams, self._row_ids)
+        ]
+        return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
+
+    def _check_step_action(self, action: Any):
+        """(actions (G, A) int64, bot levels (G,) int64) from a step's action; ValueError naming a bad one."""
+        A = self._player_num
+        if not self._policy_opponents:
+            return check_actions(action, A)[None], np.zeros(1, np.int64)
+        G = len(self._row_teams)
+        levels = np.zeros(G, np.int64)
+        if isinstance(action, Mapping):
+            if set(action) - {'action', 'bot_level'} or 'action' not in action:
+                raise ValueError(
+                    f"a step's action mapping takes the keys 'action' and 'bot_level'; got {sorted(action)}")
+            levels = np.asarray(action.get('bot_level', levels))
+            if levels.shape != (G, ) or not all(int(k) in (0, ) + BOT_LEVELS for k in levels):
+                raise ValueError(f'bot_level must be {G} values (one per team, ours first), each 0 (the given '
+                                 f'actions) or one of {BOT_LEVELS}; got {levels.tolist()}')
+            action = action['action']
+        rows = np.asarray(action)
+        if rows.shape != (G, A):
+            raise ValueError(f'with opponent {self._cfg.opponent!r} the action has a row per team, shape ({G}, {A}); '
+                             f'got {rows.shape}')
+        return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64)
+
+    def _bots_of_rows(self, bot_levels: np.ndarray) -> List[Opponents]:
+        """The bots playing the rows with a bot level this step; a row keeps its bots (and their plans) through a
+        game while its level stays the same."""
+        bots = []
+        for row, level in enumerate(bot_levels):
+            if level:
+                if row not in self._row_bots or self._row_bots[row].bot_level != level:
+                    self._row_bots[row] = Opponents('bot', self._row_ids[row], int(level))
+                    self._row_bots[row].reset(self._game_seed + 2 + row)
+                bots.append(self._row_bots[row])
+        return bots
+
     @contextlib.contextmanager
     def _own_global_random(self):
         """Run with this env's own state of the global `random` module, then put the caller's state back.
@@ -260,24 +337,19 @@ class GoBiggerPPOEnv(BaseEnv):
             self._global_random_state = random.getstate()
             random.setstate(outside)
 
-    def _player_scores(self, player_states: Mapping) -> List[float]:
-        return [float(player_states[pid]['score']) for pid in self._our_ids]
-
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
-        """eval_episode_return plus the final standings (also under 'episode_info', which DI-engine's evaluator
-        averages into <key>_mean). With a single team there is no opponent: opponent_score and score_ratio are nan."""
-        final = float(leaderboard[self._cfg.team_id])
-        others = other_scores(leaderboard, self._cfg.team_id)
-        opponent = max(others) if others else math.nan
-        rank = 1 + sum(score > final for score in others)  # 1 = first; ties share the better rank
-        episode_info = dict(
-            final_score=final,
-            opponent_score=opponent,
-            win=rank == 1,
-            rank=rank,
-            score_ratio=final / opponent if others else math.nan,
-        )
-        return dict(eval_episode_return=self._episode_return, **episode_info, episode_info=episode_info)
+        """eval_episode_return plus our team's final standings (also under 'episode_info', which DI-engine's
+        evaluator averages into <key>_mean) and the game's seed; with policy opponents, every row's standings under
+        'teams' as well."""
+        episode_info = outcome(leaderboard, self._cfg.team_id)
+        info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
+                    game_seed=self._game_seed)
+        if self._policy_opponents:
+            info['teams'] = [
+                dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team))
+                for team, ret in zip(self._row_teams, self._episode_returns)
+            ]
+        return info
 
     def _save_video_of_next_game(self) -> None:
         # Server.reset() rebuilds its playback from these settings (see the GoBigger note's Replays section)
@@ -297,6 +369,31 @@ class GoBiggerPPOEnv(BaseEnv):
         self._player_states = None
 
 
+def outcome(leaderboard: Mapping[int, float], team_id: int) -> Dict[str, Any]:
+    """A team's final standing from the leaderboard. With a single team there is no opponent: opponent_score and
+    score_ratio are nan."""
+    final = float(leaderboard[team_id])
+    others = other_scores(leaderboard, team_id)
+    opponent = max(others) if others else math.nan
+    rank = 1 + sum(score > final for score in others)  # 1 = first; ties share the better rank
+    return dict(
+        final_score=final,
+        opponent_score=opponent,
+        win=rank == 1,
+        rank=rank,
+        score_ratio=final / opponent if others else math.nan,
+    )
+
+
+def team_num(env_cfg: Mapping) -> int:
+    """The teams of a game of an env config: its preset's team_num unless custom_cfg sets another."""
+    return int(env_cfg.get('custom_cfg', {}).get('team_num', getattr(gobigger.configs, env_cfg['preset'])['team_num']))
+
+
+def _scores(player_states: Mapping, player_ids: Sequence[int]) -> List[float]:
+    return [float(player_states[pid]['score']) for pid in player_ids]
+
+
 def _check_known_keys(custom: Mapping, reference: Mapping, path: str) -> None:
     """GoBigger silently accepts unknown config keys; raise ValueError for one instead (a typo would be ignored)."""
     for key, value in custom.items():
@@ -309,4 +406,6 @@ def _check_known_keys(custom: Mapping, reference: Mapping, path: str) -> None:
 def _env_cfg_copies(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
     env_cfg = EasyDict(copy.deepcopy(dict(cfg)))  # cfg itself is left untouched (BaseEnv's version pops from it)
     env_cfg.is_evaluator = is_evaluator
+    if is_evaluator and env_cfg.get('opponent') in POLICY_OPPONENTS:
+        env_cfg.opponent = 'bot'  # evaluations play fixed opponents, so that curves stay comparable
     return [copy.deepcopy(env_cfg) for _ in range(num)]

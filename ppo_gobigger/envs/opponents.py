@@ -7,6 +7,9 @@
 |          | state of it (GoBiggerPPOEnv._own_global_random).                                           |
 | 'random' | a uniformly random action index per player and step, from a numpy Generator seeded per     |
 |          | episode, played through the action table.                                                  |
+| 'self'   | POLICY_OPPONENTS: the pipeline plays the other teams with policies. The env then takes every |
+| 'league' | team's actions and reports every team's view and reward (GoBiggerPPOEnv's docstring); a team |
+|          | may be handed to the env's bots of a level step by step (a league's bot members).            |
 """
 
 from typing import Dict, List, Mapping, Sequence
@@ -16,7 +19,9 @@ from gobigger.agents import BotAgent
 
 from .actions import ACTION_NUM, to_game_action
 
-OPPONENT_KINDS = ('bot', 'random')
+OPPONENT_KINDS = ('bot', 'random', 'self', 'league')
+POLICY_OPPONENTS = ('self', 'league')  # kinds played by the pipeline's policies, not by the env
+ENV_OPPONENTS = ('bot', 'random')  # kinds the env plays itself (Opponents below); also the stand-in kinds
 BOT_LEVELS = (1, 2, 3)
 
 
@@ -29,10 +34,12 @@ def check_opponent(kind: str, bot_level: int) -> None:
 
 
 class Opponents:
-    """Acts for every player of the teams we do not control."""
+    """Acts for the given players (the teams we do not control, or a stand-in for ours) as bots or at random."""
 
     def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3) -> None:
         check_opponent(kind, bot_level)
+        if kind not in ENV_OPPONENTS:
+            raise ValueError(f'the env plays only {ENV_OPPONENTS}; {kind!r} opponents are played by the pipeline')
         self.kind = kind
         self.bot_level = bot_level
         self.player_ids = list(player_ids)

@@ -25,12 +25,17 @@ def build_policy(cfg: EasyDict, create_cfg: EasyDict, enable_field=None):
     ``enable_field`` the modes to set up (DI-engine's: 'learn', 'collect', 'eval'; None: all)."""
     from ding.utils import POLICY_REGISTRY, import_module
 
-    from ..model import GoBiggerPPoModel
-
     import_module(create_cfg.policy.import_names)
-    model = GoBiggerPPoModel(**cfg.policy.model)
+    model = build_model(cfg)
     policy = POLICY_REGISTRY.get(create_cfg.policy.type)(cfg.policy, model=model, enable_field=enable_field)
     return policy, model
+
+
+def build_model(cfg: EasyDict):
+    """A new model of ``cfg.policy.model`` (a compiled config's)."""
+    from ..model import GoBiggerPPoModel
+
+    return GoBiggerPPoModel(**cfg.policy.model)
 
 
 def check_exp_dir(exp_dir: str) -> None:

@@ -18,11 +18,13 @@ import torch
 from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
-from .build import build_policy, check_exp_dir, set_global_seed
+from ..envs.opponents import POLICY_OPPONENTS
+from .build import build_model, build_policy, check_exp_dir, set_global_seed
 from .distributed.local import LocalWorkers
 from .distributed.torchrun import (Rank, broadcast_module, decide, learn_together, process_group, rank_config,
                                    rank_from_env)
 from .interrupt import InterruptGuard, TrainingInterrupted
+from .league.pool import LeaguePool
 from .learn.checkpoint import load_checkpoint, rng_state, set_rng_state
 from .learn.learner import Learner
 from .learn.pretrain import pretrain
@@ -66,6 +68,9 @@ def train(
             f'pretrain.env_steps={cfg.pretrain.env_steps} under torchrun: the kickstart runs in one process. Run it '
             'with python (e.g. --max-env-step equal to the demonstration steps), then go on with torchrun --resume CKPT'
         )
+    if rank.world_size > 1 and cfg.env.opponent in POLICY_OPPONENTS:
+        raise ConfigError(f'env.opponent {cfg.env.opponent!r} plays the other teams in one trainer process: start it '
+                          f'with python, not torchrun (WORLD_SIZE={rank.world_size})')
     rank_cfg = rank_config(cfg, rank)
     with process_group(rank, cuda=cfg.policy.cuda and torch.cuda.is_available()):
         return _train(cfg, rank_cfg, create_cfg, rank, resume, progress)
@@ -97,12 +102,19 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     if rank.world_size > 1:
         learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
+    league = None
+    if cfg.env.opponent == 'league':  # the pool of <exp>/league; a resumed run goes on with it
+        league = LeaguePool(os.path.join(exp_dir, 'league'), cfg.league, lambda: build_model(cfg), cfg.seed,
+                            device=policy.collect_mode.get_attribute('device'))
+        if payload and 'league' in payload:  # its snapshots are in the league folder of the resumed run
+            run_dir = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
+            league.restore(payload['league'], os.path.join(run_dir, 'league'))
     if cfg.distributed.backend == 'ray':
         from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
         workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
     else:
         envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
-        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir, progress)
+        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir, progress, league)
     if payload:
         learner.restore(payload, resume)
         set_rng_state(payload['rng'])
@@ -112,7 +124,14 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
     # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
     learned_envstep = payload['envstep'] if payload else 0
-    resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
+
+    def state_now(collector_episodes) -> Dict:
+        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes)}
+        if league is not None:
+            state['league'] = league.state()
+        return state
+
+    resume_state = state_now(first_episodes)
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
@@ -134,7 +153,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
                 stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
                 learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
-                resume_state = {'rng': rng_state(), 'collector_episodes': first_episodes}
+                resume_state = state_now(first_episodes)
             collector, evaluator = workers.start()
             collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
             eval_freq = cfg.policy.eval.evaluator.eval_freq
@@ -159,7 +178,9 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
                     done_fraction = collector.envstep / cfg.max_env_step if cfg.max_env_step else 0.0
                     stats = learner.train(rollout, collector.envstep, done_fraction, collector.info())
                     learned_envstep = collector.envstep
-                    resume_state = {'rng': rng_state(), 'collector_episodes': list(collector.env_episodes)}
+                    if league is not None:
+                        league.on_iteration(model, learner.train_iter, collector.envstep, cfg)
+                    resume_state = state_now(collector.env_episodes)
                 learn_time = time.time() - learn_start
                 if not rank.is_main:
                     continue
@@ -192,7 +213,15 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
 def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
     """What the run plays, for how long, and where it writes: the first line it logs."""
     env = cfg.env
-    opponents = f'level-{env.bot_level} bots' if env.opponent == 'bot' else f'{env.opponent} opponents'
+    opponents = {
+        'bot': f'level-{env.bot_level} bots',
+        'random': 'random opponents',
+        'self': 'its current weights (self-play' + (', learning from every team)' if cfg.league.all_teams else ')'),
+        'league': f'a league (bot levels {list(cfg.league.bot_levels)} and snapshots every '
+                  f'{cfg.league.snapshot_every} iterations, {cfg.league.sampling} draws)',
+    }[env.opponent]
+    if env.opponent in POLICY_OPPONENTS:
+        opponents += f', evaluated against level-{env.bot_level} bots'
     length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
     if resume:
         length += f', resumed from {resume}'

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from ...envs.opponents import POLICY_OPPONENTS
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..progress import Progress
@@ -33,6 +34,8 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
     ``progress``: show the env steps played as a bar (None: on a terminal; else log lines, see progress.py)."""
     demo_cfg = copy.deepcopy(cfg)
     demo_cfg.env.stand_in = 'bot'
+    if demo_cfg.env.opponent in POLICY_OPPONENTS:  # self-play and league runs imitate games against the bots
+        demo_cfg.env.opponent = 'bot'
     demo_cfg.env.stand_in_bot_level = cfg.pretrain.bot_level
     demo_cfg.env.first_episode = 0
     manager, _ = build_env_managers(demo_cfg, create_cfg, evaluate=False)

@@ -25,23 +25,28 @@ COUNTERS = ('episode_count', 'lost_env_steps', 'env_restarts')
 
 class RolloutCollector:
 
-    def __init__(self, env_manager, policy, n_sample: int) -> None:
+    def __init__(self, env_manager, policy, n_sample: int, rows_per_env: int = 1) -> None:
         """
         Arguments:
             env_manager: a launched DI-engine env manager.
             policy: the policy's collect_mode.
             n_sample: env steps per call over all envs.
+            rows_per_env: learning rows per game (self-play on all teams, pipeline/league/team_play.py): the
+                manager's envs k * R .. k * R + R - 1 are the teams of one game, whose first is ours. Each env
+                step then gives R samples; n_sample, envstep and the game counters still count env steps and games.
         """
         env_num = env_manager.env_num
-        if n_sample % env_num != 0:
-            raise ValueError(f'n_sample ({n_sample}) must be a multiple of collector_env_num ({env_num})')
+        if n_sample % (env_num // rows_per_env) != 0:
+            raise ValueError(f'n_sample ({n_sample}) must be a multiple of collector_env_num '
+                             f'({env_num // rows_per_env})')
         self._env = env_manager
         self._policy = policy
-        self._n_sample = n_sample
+        self._rows = rows_per_env
+        self._n_sample = n_sample * rows_per_env  # samples per call
         self._in_flight: Dict[int, Tuple[Dict, Dict]] = {}  # env_id -> (obs, policy output) of a step not returned yet
         self.envstep = 0  # env steps collected so far; every one of them reaches the learner
         self.episode_count = 0
-        self.env_episodes = [0] * env_num  # games finished per env (a resumed run continues each env's games)
+        self.env_episodes = [0] * (env_num // rows_per_env)  # games finished per env (a resumed run goes on)
         self.lost_env_steps = 0  # steps lost to abnormal env steps (a failed game step)
         self.recent_episodes: deque = deque(maxlen=100)  # episode-end infos of the latest games
         self.last_collect_time = 0.0
@@ -75,15 +80,16 @@ class RolloutCollector:
                     # with the value already written into its next_value above
                     if rows[i]:
                         rows[i][-1]['cut'] = True
-                    self.lost_env_steps += 1
-                    logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
-                    self._env.reset({i: None})
+                    if i % self._rows == 0:  # once per game
+                        self.lost_env_steps += 1
+                        logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
+                        self._env.reset({i: None})
                     continue
                 rows[i].append(self._policy.process_transition(obs, out, timestep))
                 collected += 1
-                if timestep.done:
+                if timestep.done and i % self._rows == 0:  # a game ends once, in its first row (ours)
                     self.episode_count += 1
-                    self.env_episodes[i] += 1
+                    self.env_episodes[i // self._rows] += 1
                     self.recent_episodes.append(timestep.info)
 
         # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.
@@ -97,7 +103,7 @@ class RolloutCollector:
             if i in self._in_flight:
                 rows[i][-1]['next_value'] = self._in_flight[i][1]['value']
             rows[i][-1]['cut'] = True
-        self.envstep += collected
+        self.envstep += collected // self._rows
         self.last_collect_time = time.time() - start
         return self._to_rollout(rows)
 

@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Mapping, Sequence
 
 from ding.envs import BaseEnvTimestep
 from ding.envs.env_manager import SyncSubprocessEnvManager
@@ -132,38 +132,55 @@ def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True
 
     ``first_episodes``: per collector env, the games it already played (a resumed run continues from there).
     """
-    from ding.envs.env_manager import create_env_manager
-    from ding.utils import ENV_REGISTRY, import_module
-
-    import_module(create_cfg.env.import_names)
-    env_cls = ENV_REGISTRY.get(create_cfg.env.type)
+    env_cls = _env_class(create_cfg)
     env_cfg = copy.deepcopy(cfg.env)
     manager_cfg = EasyDict(copy.deepcopy(env_cfg.pop('manager')))
-
-    def make(cfgs, manager):
-        env_fns = [lambda c=c: env_cls(c) for c in cfgs]
-        if manager.type == 'subprocess':
-            manager = copy.deepcopy(manager)
-            manager.pop('type')
-            return ResilientSubprocessEnvManager(env_fns, manager)
-        return create_env_manager(manager, env_fns)
-
     collector_env = None
     if collect:
         cfgs = env_cls.create_collector_env_cfg(env_cfg)
         for c, first in zip(cfgs, first_episodes or [0] * len(cfgs)):
             c.first_episode = first
-        collector_env = make(cfgs, manager_cfg)
+        collector_env = _make_env_manager(env_cls, cfgs, manager_cfg)
     evaluator_env = None
     if evaluate:
-        # The evaluator restarts every game at each evaluation; the lock-step subprocess manager does that cleanly.
-        eval_manager = copy.deepcopy(manager_cfg)
-        if eval_manager.type == 'async_subprocess':
-            eval_manager.type = 'subprocess'
-            eval_manager.pop('wait_num', None)
-            eval_manager.pop('step_wait_timeout', None)
-        evaluator_env = make(env_cls.create_evaluator_env_cfg(env_cfg), eval_manager)
+        evaluator_env = _make_env_manager(env_cls, env_cls.create_evaluator_env_cfg(env_cfg), _lockstep(manager_cfg))
     return collector_env, evaluator_env
+
+
+def build_game_env_manager(cfg: EasyDict, create_cfg: EasyDict, env_cfgs: Sequence[Mapping]):
+    """A manager of the evaluator's kind (env.manager, lock-step) with one env per config of ``env_cfgs``: for
+    games whose env configs the caller makes itself (the league tool's held-out games, every team played by it)."""
+    manager_cfg = EasyDict(copy.deepcopy(cfg.env.manager))
+    return _make_env_manager(_env_class(create_cfg), list(env_cfgs), _lockstep(manager_cfg))
+
+
+def _env_class(create_cfg: EasyDict):
+    from ding.utils import ENV_REGISTRY, import_module
+
+    import_module(create_cfg.env.import_names)
+    return ENV_REGISTRY.get(create_cfg.env.type)
+
+
+def _make_env_manager(env_cls, cfgs: Sequence[Mapping], manager: EasyDict):
+    from ding.envs.env_manager import create_env_manager
+
+    env_fns = [lambda c=c: env_cls(c) for c in cfgs]
+    if manager.type == 'subprocess':
+        manager = copy.deepcopy(manager)
+        manager.pop('type')
+        return ResilientSubprocessEnvManager(env_fns, manager)
+    return create_env_manager(manager, env_fns)
+
+
+def _lockstep(manager: EasyDict) -> EasyDict:
+    """The evaluator's manager: it restarts every game at each evaluation, which the lock-step subprocess manager
+    does cleanly, so async_subprocess becomes subprocess."""
+    manager = copy.deepcopy(manager)
+    if manager.type == 'async_subprocess':
+        manager.type = 'subprocess'
+        manager.pop('wait_num', None)
+        manager.pop('step_wait_timeout', None)
+    return manager
 
 
 def wait_until_idle(manager, timeout: float = 60.0) -> None:

@@ -1,0 +1,163 @@
+"""The league's pool (env.opponent 'league'): who plays the other teams of a training game, and how often we win.
+
+Members are the bot levels of ``league.bot_levels`` and snapshots of the learning policy: its weights join the pool
+every ``league.snapshot_every`` PPO iterations, as weights-only checkpoints
+``<exp>/league/snapshot_<train_iter>.pth.tar`` (the format of a published agent: ``gobigger-eval --ckpt`` and
+``gobigger-league`` play them). Each game draws one
+opponent per other team: the current weights with probability ``league.self_play``, otherwise a member by
+``league.sampling``:
+
+    'uniform'  every member alike
+    'pfsp'     prioritised fictitious self-play: weight (1 - p) ** pfsp_power, p = (wins + 1) / (games + 2) our
+               win rate against the member, one won and one lost game as prior; members that beat us come often,
+               members we always beat rarely (never quite 0)
+
+The pool's state (its members, their games and our wins against them, the PPO iterations so far, the draws'
+generator) goes into every training checkpoint, so that ``--resume`` goes on with the pool exactly as it was then
+(snapshot files are taken from the resumed run's league folder); a member whose file no longer loads is an error
+naming it. ``<exp>/league/pool.json`` shows the same state after every iteration, for reading.
+"""
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+
+from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint, save_checkpoint
+
+POOL_FILE = 'pool.json'
+
+
+@dataclass
+class Member:
+    """One pool member: a bot level (``bot_level`` > 0) or a snapshot of our weights (``path``)."""
+    name: str  # 'bot_level_3', 'snapshot_1200' (the snapshot's train_iter)
+    bot_level: int = 0
+    path: Optional[str] = None  # a snapshot's checkpoint file, in the pool's folder
+    train_iter: int = 0
+    envstep: int = 0
+    games: int = 0  # games in which this member played one of the other teams
+    wins: int = 0  # of those, games in which our team finished above it
+
+    @property
+    def win_rate(self) -> float:
+        """Our win rate against the member with one won and one lost game as prior (0.5 before any game)."""
+        return (self.wins + 1) / (self.games + 2)
+
+
+class LeaguePool:
+
+    def __init__(self, folder: str, league_cfg: Dict, build_model: Callable[[], torch.nn.Module], seed: int,
+                 device: str = 'cpu') -> None:
+        """A new pool of the bot levels (``restore`` continues a saved one).
+
+        Arguments:
+            folder: where the snapshots and pool.json live (``<exp>/league``).
+            league_cfg: the config's ``league`` section.
+            build_model: a new model of the run's ``policy.model`` settings (snapshots are loaded into it).
+            seed: seeds the draws.
+            device: where the snapshots' models live.
+        """
+        self.folder = folder
+        self._cfg = league_cfg
+        self._build_model = build_model
+        self._device = device
+        self._rng = np.random.default_rng(seed)
+        self._models: Dict[str, torch.nn.Module] = {}  # snapshot name -> its model, loaded once
+        self.iterations = 0  # PPO iterations of the run so far
+        self.members: List[Member] = [Member(f'bot_level_{k}', bot_level=k) for k in league_cfg['bot_levels']]
+        os.makedirs(folder, exist_ok=True)
+        self.save()
+
+    def state(self) -> Dict:
+        """The pool as plain data (for a checkpoint): iterations, members with their games, the draws' generator."""
+        return {'iterations': self.iterations, 'members': [asdict(m) for m in self.members],
+                'rng': self._rng.bit_generator.state}
+
+    def restore(self, state: Dict, source_folder: str) -> None:
+        """Go on with a saved pool; its snapshot files are in ``source_folder`` (copied here if it is another)."""
+        self.iterations = state['iterations']
+        self.members = [Member(**m) for m in state['members']]
+        self._rng.bit_generator.state = state['rng']
+        self._models = {}
+        for member in self.members:
+            if member.path is None:
+                continue
+            here, there = os.path.join(self.folder, member.path), os.path.join(source_folder, member.path)
+            if not os.path.exists(here) and os.path.exists(there):
+                shutil.copyfile(there, here)
+            self.model(member)  # a member that no longer loads fails now, not in the middle of a game
+        self.save()
+
+    def on_iteration(self, model: torch.nn.Module, train_iter: int, envstep: int, config: Dict) -> Optional[Member]:
+        """Count a PPO iteration; every ``snapshot_every``-th adds the current weights. Returns the new member."""
+        self.iterations += 1
+        member = None
+        if self.iterations % self._cfg['snapshot_every'] == 0:
+            member = self.add_snapshot(model, train_iter, envstep, config)
+        self.save()
+        return member
+
+    def add_snapshot(self, model: torch.nn.Module, train_iter: int, envstep: int, config: Dict) -> Member:
+        name = f'snapshot_{train_iter}'
+        path = os.path.join(self.folder, f'{name}.pth.tar')
+        weights = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        save_checkpoint(path, {'model': weights}, train_iter, envstep, config)
+        member = Member(name, path=os.path.basename(path), train_iter=train_iter, envstep=envstep)
+        self.members = [m for m in self.members if m.name != name] + [member]
+        return member
+
+    def weights(self) -> np.ndarray:
+        """(members,) the probability of drawing each member when the current weights are not drawn."""
+        if self._cfg['sampling'] == 'uniform':
+            raw = np.ones(len(self.members))
+        else:  # 'pfsp'
+            raw = np.array([(1.0 - m.win_rate) ** self._cfg['pfsp_power'] for m in self.members])
+        return raw / raw.sum()
+
+    def draw(self, teams: int) -> List[Optional[Member]]:
+        """Opponents for the ``teams`` other teams of a new game; None = the current weights."""
+        drawn = []
+        for _ in range(teams):
+            if not self.members or self._rng.random() < self._cfg['self_play']:
+                drawn.append(None)
+            else:
+                drawn.append(self.members[self._rng.choice(len(self.members), p=self.weights())])
+        return drawn
+
+    def record(self, members: Sequence[Optional[Member]], won: Sequence[bool]) -> None:
+        """A game ended: ``won[g]`` says whether our team finished above the team member ``members[g]`` played."""
+        for member, w in zip(members, won):
+            if member is not None:
+                member.games += 1
+                member.wins += int(w)
+
+    def model(self, member: Member) -> torch.nn.Module:
+        """The model of a snapshot member (loaded as weights only, once)."""
+        if member.name not in self._models:
+            path = os.path.join(self.folder, member.path)
+            payload = load_checkpoint(path)
+            if 'model' not in payload:
+                raise CheckpointError(f'league member {member.name}: {path} holds no model weights')
+            model = self._build_model()
+            check_model_state(model, payload['model'], path)
+            model.load_state_dict(payload['model'])
+            self._models[member.name] = model.to(self._device).eval()
+        return self._models[member.name]
+
+    def save(self) -> None:
+        """Write pool.json atomically (a temporary file renamed over it)."""
+        state = {'iterations': self.iterations, 'members': [asdict(m) for m in self.members]}  # no generator
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix='.tmp_', suffix='.json')
+        with os.fdopen(fd, 'w') as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, os.path.join(self.folder, POOL_FILE))
+
+    def table(self) -> List[Dict]:
+        """The members with their games, our wins and their current draw weight: for the log."""
+        weights = self.weights() if self.members else []
+        return [dict(name=m.name, games=m.games, wins=m.wins, weight=float(w)) for m, w in zip(self.members, weights)]

@@ -1,0 +1,119 @@
+"""TrueSkill ratings of a played round robin (round_robin.py), and the files the league tool writes.
+
+Each game is one TrueSkill match of G one-player teams ranked by the game's placings (ties share a rank), rated in
+fixture order, so that the ratings follow from the records alone (and from the seed that made them), not from which
+env finished first. TrueSkill (the ``trueskill`` package) with its defaults, mu 25 and sigma 25/3, and no draws
+expected (GoBigger's final scores practically never tie; a tie that does happen widens both sigmas).
+
+A rating is mu (the skill estimate) and sigma (its uncertainty); the table is sorted by the conservative rating
+mu - 3 sigma, which a participant's true skill exceeds with ~99% probability: few games mean a low one.
+"""
+import csv
+import json
+import os
+from dataclasses import asdict
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+import trueskill
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+from tabulate import tabulate
+
+from .round_robin import League, Participant
+
+TABLE_FIELDS = ('name', 'kind', 'mu', 'sigma', 'conservative', 'games', 'wins', 'mean_rank', 'envstep')
+FILES = ('league.json', 'league.csv', 'league.png')
+
+
+def trueskill_env() -> trueskill.TrueSkill:
+    """The rating environment: TrueSkill's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300), no draws."""
+    return trueskill.TrueSkill(draw_probability=0.0)
+
+
+def rate(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Dict[str, trueskill.Rating]:
+    """{name: rating} after the games of ``records`` (in fixture order) from the default rating of ``names``."""
+    env = trueskill_env()
+    ratings = {name: env.create_rating() for name in names}
+    for record in sorted(records, key=lambda r: r['fixture']):
+        players = record['participants']
+        groups = env.rate([(ratings[name], ) for name in players], ranks=record['ranks'])
+        for name, (rating, ) in zip(players, groups):
+            ratings[name] = rating
+    return ratings
+
+
+def rating_table(participants: Sequence[Participant], records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """One row per participant (TABLE_FIELDS), best conservative rating first. wins: games placed first;
+    envstep: a checkpoint's training env steps (None for the bots and random)."""
+    ratings = rate(records, [p.name for p in participants])
+    rows = []
+    for p in participants:
+        ranks = [rank for r in records for name, rank in zip(r['participants'], r['ranks']) if name == p.name]
+        rating = ratings[p.name]
+        rows.append(dict(
+            name=p.name,
+            kind=p.kind,
+            mu=rating.mu,
+            sigma=rating.sigma,
+            conservative=rating.mu - 3 * rating.sigma,
+            games=len(ranks),
+            wins=sum(rank == 1 for rank in ranks),
+            mean_rank=float(np.mean(ranks)) if ranks else None,
+            envstep=p.envstep,
+        ))
+    assert all(tuple(row) == TABLE_FIELDS for row in rows)
+    return sorted(rows, key=lambda row: (-row['conservative'], row['name']))
+
+
+def format_table(table: Sequence[Dict[str, Any]]) -> str:
+    """The table for the console, numbers rounded for reading."""
+    rows = [[f'{v:.4g}' if isinstance(v, float) else ('' if v is None else v) for v in row.values()] for row in table]
+    return tabulate(rows, headers=TABLE_FIELDS, tablefmt='simple')
+
+
+def write_league(folder: str, league: League, table: Sequence[Dict[str, Any]]) -> List[str]:
+    """Write FILES to ``folder``: league.json (the settings, the participants, the table and every game's record),
+    league.csv (the table) and league.png (ratings against training env steps). Returns their paths."""
+    os.makedirs(folder, exist_ok=True)
+    paths = [os.path.join(folder, name) for name in FILES]
+    with open(paths[0], 'w') as f:
+        json.dump(dict(settings=league.settings, participants=[asdict(p) for p in league.participants],
+                       table=list(table), games=league.records), f, indent=1)
+    with open(paths[1], 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=TABLE_FIELDS)
+        writer.writeheader()
+        writer.writerows(table)
+    plot_ratings(table, paths[2], title=f'{league.settings["preset"]}, {len(league.records)} games')
+    return paths
+
+
+def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') -> None:
+    """The checkpoints' conservative rating and mu ± sigma against their training env steps; the bots and random
+    as labelled horizontal lines at their conservative rating. Written once at the end of a league (no atomic
+    replace needed: nobody watches the file while it grows)."""
+    checkpoints = sorted((r for r in table if r['envstep'] is not None), key=lambda r: r['envstep'])
+    fig = Figure(figsize=(7, 5.5), layout='constrained')
+    ax = fig.subplots()
+    if checkpoints:
+        x = np.array([r['envstep'] for r in checkpoints], dtype=np.float64)
+        mu = np.array([r['mu'] for r in checkpoints])
+        sigma = np.array([r['sigma'] for r in checkpoints])
+        ax.errorbar(x, mu, yerr=sigma, color='tab:blue', alpha=0.5, linestyle=':', marker='s', markersize=3,
+                    capsize=3, label='checkpoints: mu ± sigma')
+        ax.plot(x, mu - 3 * sigma, marker='o', markersize=4, color='tab:blue',
+                label='checkpoints: conservative (mu - 3 sigma)')
+        right = x.max() or 1000.0  # a lone checkpoint at env step 0: any scale will do
+        ax.set_xlim(-0.03 * right, 1.03 * right)
+    colors = iter(['tab:red', 'tab:orange', 'tab:green', 'tab:gray', 'tab:purple', 'tab:brown'])
+    for row in (r for r in table if r['envstep'] is None):
+        ax.axhline(row['conservative'], color=next(colors, 'black'), linestyle='--', linewidth=1,
+                   label=f'{row["name"]}: conservative {row["conservative"]:.1f} (mu {row["mu"]:.1f} ± '
+                   f'{row["sigma"]:.1f})')
+    ax.set_xlabel('training env steps')
+    ax.xaxis.set_major_formatter(EngFormatter(sep=''))
+    ax.set_ylabel('TrueSkill rating')
+    ax.grid(alpha=0.3)
+    fig.legend(fontsize=8, loc='outside lower center', ncols=2)  # below the axes: never over a point
+    ax.set_title(f'League ratings{" - " + title if title else ""}', fontsize=11, loc='left')
+    fig.savefig(path, dpi=100)

@@ -1,0 +1,154 @@
+"""Policy-played opponents in training: the collector's view of envs in which the caller plays every team.
+
+With env.opponent 'self' or 'league' each env observes, acts and is rewarded per team: obs {key: (G, A, ...)},
+action (G, A), reward (G, A), our team in row 0 (see envs/gobigger_env.py). ``TeamPlay`` wraps the env manager of
+such envs so that the rollout collector sees envs of one team each, as with bot opponents:
+
+    learning rows   row 0 (ours), or every row with league.all_teams in self-play: env i's row r is the
+                    collector's env i * R + r (R learning rows per env); the collector acts for them
+    opponent rows   the other rows: TeamPlay acts for them before the env steps, with one batched forward pass
+                    per model and step over all envs: the current weights ('self'; a league's self-play draws)
+                    or a league snapshot, actions sampled from the policy; a league's bot members are handed to
+                    the env's bots (the action's bot_level)
+
+A league draws each game's opponents from the pool when the game starts and records the outcome when it ends.
+"""
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+from ding.envs import BaseEnvTimestep
+from torch.distributions import Categorical
+
+from ...policy.gobigger_ppo import stack_obs
+from .pool import LeaguePool, Member
+
+
+class TeamPlay:
+    """An env manager of policy-opponent envs, seen as an env manager of single-team envs (the collector's)."""
+
+    def __init__(self, env_manager, policy, teams: int, all_teams: bool = False, pool: Optional[LeaguePool] = None,
+                 device: str = 'cpu') -> None:
+        """
+        Arguments:
+            env_manager: a launched DI-engine env manager of envs with env.opponent 'self' or 'league'.
+            policy: the policy's collect_mode: plays the current weights' opponent rows.
+            teams: G, the teams of a game (the rows of each env).
+            all_teams: every row is a learning row (self-play only); else only row 0.
+            pool: the league's pool (opponent 'league'); None: every other team plays the current weights.
+            device: where the snapshots' forward passes run.
+        """
+        if all_teams and pool is not None:
+            raise ValueError('all_teams needs every team to play the current weights: self-play, not a league')
+        self._env = env_manager
+        self._policy = policy
+        self._teams = teams
+        self.rows_per_env = teams if all_teams else 1  # R
+        self._pool = pool
+        self._device = device
+        self._obs: Dict[int, Dict[str, np.ndarray]] = {}  # env id -> its last observation (G, A, ...)
+        self._opponents: Dict[int, List[Optional[Member]]] = {}  # env id -> the game's rows R.. (None: current)
+
+    @property
+    def env_num(self) -> int:
+        return self._env.env_num * self.rows_per_env
+
+    @property
+    def env_restarts(self) -> int:
+        return getattr(self._env, 'env_restarts', 0)
+
+    @property
+    def ready_obs(self) -> Dict[int, Dict[str, np.ndarray]]:
+        R = self.rows_per_env
+        ready = self._env.ready_obs
+        self._obs.update(ready)
+        return {i * R + r: {k: v[r] for k, v in ready[i].items()} for i in sorted(ready) for r in range(R)}
+
+    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        """``actions`` {collector env id: (A,)} must hold all R rows of every env it steps."""
+        R = self.rows_per_env
+        rows: Dict[int, Dict[int, np.ndarray]] = {}
+        for env_row, action in actions.items():
+            rows.setdefault(env_row // R, {})[env_row % R] = np.asarray(action)
+        incomplete = [i for i, given in rows.items() if len(given) != R]
+        if incomplete:
+            raise RuntimeError(f'envs {incomplete} got actions for only some of their {R} learning rows')
+        for i in rows:
+            if i not in self._opponents:  # a new game: draw who plays its other teams
+                others = self._teams - R
+                self._opponents[i] = self._pool.draw(others) if self._pool is not None else [None] * others
+        opponent_actions, bot_levels = self._act_for_opponents(list(rows))
+        env_actions = {
+            i: {
+                'action': np.stack([given[r] for r in range(R)] + list(opponent_actions[i])),  # (G, A)
+                'bot_level': bot_levels[i],  # (G,)
+            }
+            for i, given in rows.items()
+        }
+        out = {}
+        for i, timestep in self._env.step(env_actions).items():
+            info = timestep.info
+            for r in range(R):
+                if info.get('abnormal', False) or r == 0:
+                    row_info = info
+                else:  # the row's own outcome at a game's end
+                    row_info = info['teams'][r] if timestep.done else {}
+                obs = {k: v[r] for k, v in timestep.obs.items()}
+                out[i * R + r] = BaseEnvTimestep(obs, timestep.reward[r], timestep.done, row_info)
+            if info.get('abnormal', False):
+                self._opponents.pop(i, None)  # the collector resets the env: a new game, new opponents
+            elif timestep.done:
+                self._end_game(i, info['teams'])
+        return out
+
+    def reset(self, reset_param: Optional[Dict[int, Any]] = None) -> None:
+        """Reset the envs of the given collector env ids (all: None); their next games draw new opponents."""
+        envs = None if reset_param is None else {i // self.rows_per_env: None for i in reset_param}
+        for i in (range(self._env.env_num) if envs is None else envs):
+            self._opponents.pop(i, None)
+            self._obs.pop(i, None)
+        self._env.reset(envs)
+
+    def _end_game(self, env_id: int, teams: List[Dict[str, Any]]) -> None:
+        opponents = self._opponents.pop(env_id)
+        if self._pool is not None:
+            ours = teams[0]['rank']
+            self._pool.record(opponents, [ours < team['rank'] for team in teams[self.rows_per_env:]])
+
+    def _act_for_opponents(self, env_ids: List[int]):
+        """({env id: (G - R, A) actions of the opponent rows}, {env id: (G,) bot levels}): one forward pass per
+        model over every env's rows that it plays."""
+        R, G = self.rows_per_env, self._teams
+        actions = {i: [None] * (G - R) for i in env_ids}
+        bot_levels = {i: np.zeros(G, np.int64) for i in env_ids}
+        by_model: Dict[Optional[str], List] = {}  # member name (None: current weights) -> [(env id, row)]
+        members: Dict[str, Member] = {}
+        A = next(iter(self._obs.values()))['scalar'].shape[1]
+        for i in env_ids:
+            for k, member in enumerate(self._opponents[i]):
+                row = R + k
+                if member is not None and member.bot_level:
+                    bot_levels[i][row] = member.bot_level
+                    actions[i][k] = np.zeros(A, np.int64)  # checked by the env, then ignored
+                    continue
+                name = None if member is None else member.name
+                by_model.setdefault(name, []).append((i, row))
+                if member is not None:
+                    members[name] = member
+        for name, places in by_model.items():
+            observations = [{key: v[row] for key, v in self._obs[i].items()} for i, row in places]
+            if name is None:
+                output = self._policy.forward(dict(enumerate(observations)))
+                played = [output[b]['action'] for b in range(len(places))]
+            else:
+                played = sample_actions(self._pool.model(members[name]), observations, self._device)
+            for (i, row), action in zip(places, played):
+                actions[i][row - R] = action
+        return actions, bot_levels
+
+
+@torch.inference_mode()
+def sample_actions(model: torch.nn.Module, observations: List[Dict[str, np.ndarray]], device: str) -> np.ndarray:
+    """(B, A) actions sampled from ``model``'s policy, one row per observation {key: (A, ...)}."""
+    logit = model(stack_obs(observations, device), mode='compute_actor')['logit']  # (B, A, N)
+    return Categorical(logits=logit, validate_args=False).sample().cpu().numpy()

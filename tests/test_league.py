@@ -1,0 +1,174 @@
+"""Opponents played by policies (env.opponent 'self' and 'league'): the env's every-team mode, the pool's draws,
+self-play on every team's steps, a league run whose pool grows and survives a resume."""
+import json
+
+import numpy as np
+import pytest
+
+from ppo_gobigger.config import ConfigError, compile_config
+from ppo_gobigger.envs import OBS_SHAPES, GoBiggerPPOEnv
+from ppo_gobigger.pipeline.build import build_model
+from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
+from ppo_gobigger.pipeline.league.pool import LeaguePool
+from test_training import read_jsonl, small_config
+
+LEAGUE = dict(bot_levels=[1, 2, 3], snapshot_every=2, self_play=0.2, sampling='pfsp', pfsp_power=2.0)
+
+
+def play(env, actions):
+    """Rewards (T, G, A) and the final info of a whole game, ``actions(t)`` giving each step's action."""
+    env.reset()
+    rewards, t = [], 0
+    while True:
+        timestep = env.step(actions(t))
+        rewards.append(timestep.reward)
+        t += 1
+        if timestep.done:
+            return np.stack(rewards), timestep.info
+
+
+@pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
+def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
+    env = GoBiggerPPOEnv(dict(preset=preset, opponent='self', team_id=1, custom_cfg={'frame_limit': 40}))
+    G, A = {'st_t2p2': (2, 2), 'st_t3p2': (3, 2)}[preset]
+    env.seed(0)
+    obs = env.reset()
+    assert {k: v.shape for k, v in obs.items()} == {k: (G, A) + shape for k, shape in OBS_SHAPES.items()}
+    assert env.action_space.shape == (G, A) and env.reward_space.shape == (G, A)
+    rng = np.random.default_rng(0)
+    rewards, info = play(env, lambda t: rng.integers(18, size=(G, A)))
+    assert rewards.shape == (20, G, A)
+    teams = info['teams']
+    assert [team['team_id'] for team in teams] == [1] + [t for t in range(G) if t != 1]  # ours first
+    assert teams[0]['rank'] == info['rank'] and teams[0]['final_score'] == info['final_score']
+    assert sorted(team['rank'] for team in teams) == list(range(1, G + 1))  # no ties in practice
+    for g, team in enumerate(teams):  # each row's rewards sum to its own team's return
+        assert rewards[:, g].mean(axis=1).sum() == pytest.approx(team['eval_episode_return'], rel=1e-5)
+
+
+def test_a_row_with_a_bot_level_is_played_by_the_bots():
+    """Row 1 handed to level-3 bots: whatever actions the caller gives for it, the game is the one in which the
+    env's own level-3 bot opponents play that team."""
+    def game(opponent, row1):
+        env = GoBiggerPPOEnv(dict(opponent=opponent, custom_cfg={'frame_limit': 60}))
+        env.seed(5)
+        ours = np.random.default_rng(1)
+        if opponent == 'bot':
+            return play(env, lambda t: ours.integers(18, size=2))[1]['final_score']
+        return play(env, lambda t: {'action': np.stack([ours.integers(18, size=2), row1(t)]),
+                                    'bot_level': np.array([0, 3])})[1]['final_score']
+
+    other = np.random.default_rng(9)
+    assert game('league', lambda t: np.zeros(2, int)) == game('league', lambda t: other.integers(18, size=2)) \
+        == game('bot', None)
+
+
+def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
+    env = GoBiggerPPOEnv(dict(opponent='league', custom_cfg={'frame_limit': 40}))
+    env.seed(0)
+    env.reset()
+    with pytest.raises(ValueError, match=r'shape \(2, 2\)'):
+        env.step(np.zeros(2, int))
+    with pytest.raises(ValueError, match='bot_level must be 2 values'):
+        env.step({'action': np.zeros((2, 2), int), 'bot_level': np.array([0, 4])})
+    with pytest.raises(ValueError, match="keys 'action' and 'bot_level'"):
+        env.step({'actions': np.zeros((2, 2), int)})
+    with pytest.raises(ValueError, match='stand_in'):
+        GoBiggerPPOEnv(dict(opponent='self', stand_in='bot'))
+    # evaluation games are played against the fixed bots, whatever the training opponents
+    assert [c['opponent'] for c in GoBiggerPPOEnv.create_evaluator_env_cfg(
+        dict(GoBiggerPPOEnv.default_config(), opponent='league', evaluator_env_num=2))] == ['bot', 'bot']
+
+
+def test_league_config_is_checked(tmp_path):
+    for extra, message in (
+        (['env.opponent=\'league\'', 'league.all_teams=True'], 'all_teams'),
+        (['league.sampling=\'elo\''], 'league.sampling'),
+        (['league.bot_levels=[0]'], 'bot_levels'),
+        (['env.opponent=\'self\'', 'distributed.backend=\'ray\''], 'backend'),
+    ):
+        main_config, create_config = small_config(tmp_path, *extra)
+        with pytest.raises(ConfigError, match=message):
+            compile_config(main_config, create_config)
+
+
+def _pool(tmp_path, **league):
+    cfg, _ = compile_config(*small_config(tmp_path))
+    return LeaguePool(str(tmp_path / 'league'), dict(LEAGUE, **league), lambda: build_model(cfg), seed=0)
+
+
+def test_pool_draws_as_documented(tmp_path):
+    pool = _pool(tmp_path, self_play=0.25)
+    level1, level2, level3 = pool.members
+    level1.games, level1.wins = 8, 8  # we always beat it: p = 9/10
+    level2.games, level2.wins = 8, 4  # p = 5/10
+    level3.games, level3.wins = 8, 0  # it always beats us: p = 1/10
+    raw = np.array([0.1, 0.5, 0.9])**2
+    np.testing.assert_allclose(pool.weights(), raw / raw.sum())
+    draws = [m.name if m else 'self' for m in pool.draw(20_000)]
+    counts = {name: draws.count(name) / len(draws) for name in set(draws)}
+    expected = dict(zip(['bot_level_1', 'bot_level_2', 'bot_level_3'], 0.75 * raw / raw.sum()), self=0.25)
+    for name, share in expected.items():
+        assert counts[name] == pytest.approx(share, abs=0.01)
+    # 'uniform' ignores the games; the same seed draws the same opponents
+    assert _pool(tmp_path / 'u', sampling='uniform').weights().tolist() == [1 / 3] * 3
+    assert [m.name if m else None for m in _pool(tmp_path / 'a').draw(50)] == \
+        [m.name if m else None for m in _pool(tmp_path / 'b').draw(50)]
+    pool.record([level3, None], [True, False])
+    assert (level3.games, level3.wins) == (9, 1)
+
+
+def test_self_play_learns_from_every_team(tmp_path):
+    from ppo_gobigger import train
+    main_config, create_config = small_config(
+        tmp_path, "env.opponent='self'", 'league.all_teams=True', 'env.manager.type=base', 'max_env_step=512',
+        'policy.eval.evaluator.eval_freq=512'
+    )
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'learner.jsonl')
+    # env steps are counted as ever (2 rollouts of n_sample = 256), but each gives 2 teams x 256 samples:
+    # 2 epochs x 512 / 128 minibatches per iteration, twice what one team's steps give
+    assert [r['envstep'] for r in log] == [256, 512]
+    assert [r['train_iter'] for r in log] == [8, 16]
+    assert [r['episode_count'] for r in log] == [4, 8]  # games, not teams: 60 env steps a game, 2 envs
+    reports = read_jsonl(tmp_path / 'evaluator.jsonl')
+    assert [r['collector_envstep'] for r in reports] == [0, 512]
+    assert all(r['episode_count'] == 2 and r['opponent_score_mean'] > 0 for r in reports)  # against the bots
+
+
+def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):
+    from ppo_gobigger import train
+    extra = ("env.opponent='league'", 'league.snapshot_every=2', 'env.manager.type=base',
+             'policy.eval.evaluator.eval_freq=512')
+    first, create_config = small_config(tmp_path / 'first', *extra, 'max_env_step=1024')
+    train(first, create_config, seed=0, progress=False)
+    with open(tmp_path / 'first' / 'league' / 'pool.json') as f:
+        pool = json.load(f)
+    assert pool['iterations'] == 4
+    names = [m['name'] for m in pool['members']]
+    assert names[:3] == ['bot_level_1', 'bot_level_2', 'bot_level_3']
+    assert names[3:] == ['snapshot_8', 'snapshot_16']  # every 2nd iteration (4 updates each), as weights only
+    snapshot = load_checkpoint(str(tmp_path / 'first' / 'league' / 'snapshot_8.pth.tar'))
+    assert set(snapshot) == {'format', 'train_iter', 'envstep', 'config', 'model'} and snapshot['envstep'] == 512
+    # 1024 env steps = 16 games of 60-64 steps... each drew its opponent: self (not counted) or a member
+    games = sum(m['games'] for m in pool['members'])
+    assert 8 <= games <= 16
+
+    # resume from the checkpoint at 512 env steps in another folder: the pool as it was then, snapshots copied
+    ckpt = tmp_path / 'first' / 'ckpt' / 'iteration_8.pth.tar'
+    saved = load_checkpoint(str(ckpt))['league']
+    assert saved['iterations'] == 2 and [m['name'] for m in saved['members']][3:] == ['snapshot_8']
+    second, _ = small_config(tmp_path / 'second', *extra, 'max_env_step=1024')
+    train(second, create_config, seed=0, resume=str(ckpt), progress=False)
+    with open(tmp_path / 'second' / 'league' / 'pool.json') as f:
+        resumed = json.load(f)
+    assert resumed['iterations'] == 4 and [m['name'] for m in resumed['members']][3:] == ['snapshot_8', 'snapshot_16']
+    assert sum(m['games'] for m in resumed['members']) >= sum(m['games'] for m in saved['members'])
+
+    # a pool member that no longer loads is an error naming it
+    with open(tmp_path / 'second' / 'league' / 'snapshot_8.pth.tar', 'wb') as f:
+        f.write(b'not a checkpoint')
+    pool = _pool(tmp_path / 'third')
+    with pytest.raises(CheckpointError, match='snapshot_8'):
+        pool.restore(load_checkpoint(str(tmp_path / 'second' / 'ckpt' / 'iteration_16.pth.tar'))['league'],
+                     str(tmp_path / 'second' / 'league'))
