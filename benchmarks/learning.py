@@ -10,7 +10,8 @@
 
 Long runs: each run's experiment folder is benchmarks/runs/<run tag>/ (not committed). While it trains, its latest
 checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/ (latest.pth.tar, learner.jsonl,
-evaluator.jsonl: commit them), and `--resume` continues every unfinished run from there, on any machine.
+evaluator.jsonl, and a league run's league/ snapshots and pool: commit them), and `--resume` continues every
+unfinished run from there, on any machine.
 
 Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
 mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
@@ -56,6 +57,7 @@ RUNS = os.path.join(HERE, 'runs')  # experiment folders (every checkpoint, Tenso
 FINAL_SEED_OFFSET = 1000  # final games: env seed = the config's seed + this, see the module docstring
 SYNC_EVERY_S = 60.0  # how often a training run's latest checkpoint and logs are copied to RUN_STATE
 LOGS = ('learner.jsonl', 'evaluator.jsonl')
+LEAGUE = 'league'  # a league run's pool folder (snapshots and pool.json): resuming needs its snapshots
 CURVE_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean', 'reward_mean', 'reward_std', 'final_score_mean',
                 'opponent_score_mean')
 SUMMARY_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean')
@@ -105,6 +107,16 @@ def copy_atomically(src: str, dst: str) -> None:
     os.replace(tmp, dst)
 
 
+def copy_new_files(src: str, dst: str) -> None:
+    """Copy the files of folder ``src`` that ``dst`` lacks (snapshots never change once written) and pool.json."""
+    if not os.path.isdir(src):
+        return
+    os.makedirs(dst, exist_ok=True)
+    for name in os.listdir(src):
+        if not name.startswith('.') and (name == 'pool.json' or not os.path.exists(os.path.join(dst, name))):
+            copy_atomically(os.path.join(src, name), os.path.join(dst, name))
+
+
 class RunState:
     """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar) and the logs."""
 
@@ -126,6 +138,7 @@ class RunState:
         for name in LOGS:
             if os.path.exists(os.path.join(self.folder, name)):
                 copy_atomically(os.path.join(self.folder, name), os.path.join(self.exp_dir, name))
+        copy_new_files(os.path.join(self.folder, LEAGUE), os.path.join(self.exp_dir, LEAGUE))
         return self.checkpoint
 
     def sync(self) -> None:
@@ -137,6 +150,7 @@ class RunState:
         for name in LOGS:  # a log not written yet (no PPO iteration before the first checkpoint) is not copied
             if os.path.exists(os.path.join(self.exp_dir, name)):
                 copy_atomically(os.path.join(self.exp_dir, name), os.path.join(self.folder, name))
+        copy_new_files(os.path.join(self.exp_dir, LEAGUE), os.path.join(self.folder, LEAGUE))
         copy_atomically(latest, self.checkpoint)  # last: a checkpoint never runs ahead of its logs
         self._copied = latest
 
