@@ -23,6 +23,13 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _add_progress_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        '--no-progress', dest='progress', action='store_const', const=False, default=None,
+        help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
+    )
+
+
 def train_main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description='Train a GoBigger team with multi-agent PPO.')
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config (and create_config)')
@@ -46,10 +53,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         help="Ray cluster to join ('auto' or HEAD_IP:6379; default: start a local one); "
         'same as --set distributed.address=ADDRESS'
     )
-    parser.add_argument(
-        '--no-progress', dest='progress', action='store_const', const=False, default=None,
-        help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
-    )
+    _add_progress_flag(parser)
     args = parser.parse_args(argv)
     _setup_output()
 
@@ -143,10 +147,7 @@ def league_main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument('--out', default='league', metavar='DIR',
                         help='folder for league.json, league.csv and league.png (default: league/)')
-    parser.add_argument(
-        '--no-progress', dest='progress', action='store_const', const=False, default=None,
-        help='no progress bar (default: a bar when the output is a terminal; the log lines are written either way)'
-    )
+    _add_progress_flag(parser)
     args = parser.parse_args(argv)
     _setup_output()
 
