@@ -203,3 +203,22 @@ def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize('manager_type', ['base', 'subprocess', 'async_subprocess'])
+def test_evaluator_plays_under_every_manager_type(tmp_path, manager_type):
+    """The evaluator's envs run lock-step whatever env.manager.type the run uses (async_subprocess becomes
+    subprocess there), and every game of the evaluation is played."""
+    from ppo_gobigger.pipeline.build import build_policy
+    from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+    from ppo_gobigger.pipeline.play.evaluator import Evaluator
+    cfg, create_cfg = compile_config(*small_config(tmp_path, f'env.manager.type={manager_type!r}',
+                                                   'env.custom_cfg.frame_limit=40'))
+    policy, _ = build_policy(cfg, create_cfg, enable_field=['eval'])
+    _, evaluator_env = build_env_managers(cfg, create_cfg, collect=False)
+    try:
+        evaluator_env.launch()
+        report = Evaluator(evaluator_env, policy.eval_mode, 2, seed=0, progress=False).eval()
+    finally:
+        close_env_manager(evaluator_env)
+    assert report['episode_count'] == 2 and report['envstep_count'] == 2 * 20

@@ -178,8 +178,8 @@ def _lockstep(manager: EasyDict) -> EasyDict:
     manager = copy.deepcopy(manager)
     if manager.type == 'async_subprocess':
         manager.type = 'subprocess'
-        manager.pop('wait_num', None)
-        manager.pop('step_wait_timeout', None)
+        # the lock-step manager's own values: it reads them too (wait for every env, no step wait timeout)
+        manager.update({k: SyncSubprocessEnvManager.default_config()[k] for k in ('wait_num', 'step_wait_timeout')})
     return manager
 
 
