@@ -70,6 +70,9 @@ def test_training_writes_checkpoints_and_reports(trained):
     assert ckpt['value_norm']['count'] > 0  # the statistics were updated and saved
     assert (exp_dir / 'ckpt' / 'ckpt_best.pth.tar').exists()
     assert not [f for f in os.listdir(exp_dir / 'ckpt') if f.startswith('.tmp')]
+    probe = exp_dir / 'probe.txt'  # a checkpoint gets the mode of any new file, not the temporary file's 0600
+    probe.write_text('')
+    assert os.stat(exp_dir / 'ckpt' / 'iteration_16.pth.tar').st_mode == os.stat(probe).st_mode
 
 
 def test_eval_of_the_checkpoint(trained):

@@ -15,6 +15,16 @@ import torch
 CKPT_FORMAT = 'ppo_gobigger/1'  # bumped when the layout below changes
 
 
+def _new_file_mode() -> int:
+    """The mode open() gives a new file here: 0o666 less the process umask (which can only be read by setting it)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+FILE_MODE = _new_file_mode()  # read once, at import
+
+
 class CheckpointError(RuntimeError):
     """A checkpoint that is missing, truncated, foreign or does not fit the model."""
 
@@ -58,6 +68,7 @@ def save_checkpoint(path: str, state: Dict[str, Any], train_iter: int, envstep: 
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp_', suffix='.pth.tar')
     try:
+        os.chmod(tmp, FILE_MODE)  # mkstemp's 0600 would make every checkpoint private to its writer
         with os.fdopen(fd, 'wb') as f:
             torch.save(payload, f)
             f.flush()
