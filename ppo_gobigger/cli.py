@@ -103,6 +103,7 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
         '--replay-dir', default=None, metavar='DIR',
         help='save a video (mp4) of every evaluated game in DIR, named <preset>_seed<game seed>-all.mp4'
     )
+    _add_progress_flag(parser)
     args = parser.parse_args(argv)
     _setup_output()
 
@@ -114,7 +115,7 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
         main_config, create_config = load_config_file(args.config) if args.config else (None, None)
         start = time.time()
         report = evaluate(args.ckpt, main_config, create_config, episodes=args.episodes, seed=args.seed,
-                          overrides=args.set, replay_dir=args.replay_dir)
+                          overrides=args.set, replay_dir=args.replay_dir, progress=args.progress)
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     print(format_report(report))
