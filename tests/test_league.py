@@ -63,6 +63,26 @@ def test_a_row_with_a_bot_level_is_played_by_the_bots():
         == game('bot', None)
 
 
+def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
+    """A row that decides once and holds for 3 steps at action_repeat 1 plays the game that action_repeat 4 plays:
+    the league plays each policy at its own decision rate this way."""
+    def game(action_repeat, step):
+        env = GoBiggerPPOEnv(dict(opponent='league', action_repeat=action_repeat, custom_cfg={'frame_limit': 80}))
+        env.seed(3)
+        teams = play(env, step)[1]['teams']  # the returns differ in float32 rounding only (summed per env step)
+        return [{k: v for k, v in team.items() if k != 'eval_episode_return'} for team in teams]
+
+    def every_4th(t):  # decides (random moves) on GoBigger steps 0, 4, 8, ...; row 1 played by level-2 bots
+        return {'action': moves[t // 4] if t % 4 == 0 else np.zeros((2, 2), int), 'bot_level': np.array([0, 2]),
+                'hold': np.array([t % 4 != 0, False])}
+
+    moves = np.random.default_rng(4).integers(18, size=(10, 2, 2))
+    repeated = game(4, lambda t: {'action': moves[t], 'bot_level': np.array([0, 2])})
+    held = game(1, every_4th)
+    assert held == repeated
+    assert held != game(1, lambda t: {'action': moves[t // 4], 'bot_level': np.array([0, 2])})  # re-given moves
+
+
 def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
     env = GoBiggerPPOEnv(dict(opponent='league', custom_cfg={'frame_limit': 40}))
     env.seed(0)
@@ -71,8 +91,10 @@ def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
         env.step(np.zeros(2, int))
     with pytest.raises(ValueError, match='bot_level must be 2 values'):
         env.step({'action': np.zeros((2, 2), int), 'bot_level': np.array([0, 4])})
-    with pytest.raises(ValueError, match="keys 'action' and 'bot_level'"):
+    with pytest.raises(ValueError, match="keys 'action', 'bot_level' and 'hold'"):
         env.step({'actions': np.zeros((2, 2), int)})
+    with pytest.raises(ValueError, match='hold must be 2 bools'):
+        env.step({'action': np.zeros((2, 2), int), 'hold': np.array([0, 1])})
     with pytest.raises(ValueError, match='stand_in'):
         GoBiggerPPOEnv(dict(opponent='self', stand_in='bot'))
     # evaluation games are played against the fixed bots, whatever the training opponents

@@ -1,4 +1,5 @@
 """The league tool (gobigger-league): round robin, TrueSkill ratings, the files it writes. Short real games."""
+import copy
 import csv
 import functools
 import json
@@ -8,7 +9,7 @@ import pytest
 import trueskill
 
 from ppo_gobigger.cli import league_main
-from ppo_gobigger.config import compile_config
+from ppo_gobigger.config import ConfigError, compile_config
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, save_checkpoint
 from ppo_gobigger.pipeline.league.ratings import FILES, TABLE_FIELDS, rate, rating_table, trueskill_env
@@ -26,9 +27,11 @@ def fresh_model():
     return cfg, build_model(cfg).state_dict()
 
 
-def make_checkpoint(path, train_iter=0, envstep=0):
+def make_checkpoint(path, train_iter=0, envstep=0, action_repeat=1):
     """A fresh model saved as a published agent is (weights, counters, config)."""
     cfg, weights = fresh_model()
+    cfg = copy.deepcopy(cfg)
+    cfg.env.action_repeat = action_repeat
     save_checkpoint(path, {'model': weights}, train_iter, envstep, cfg)
     return path
 
@@ -125,6 +128,24 @@ def test_a_corrupt_checkpoint_is_an_error_naming_it(tmp_path, capsys):
         load_checkpoints([str(bad)])
     assert league_main(['--ckpt', str(bad), '--random', '--no-progress']) == 2
     assert f'error: cannot read checkpoint {bad}' in capsys.readouterr().err
+
+
+def test_each_checkpoint_plays_at_the_decision_rate_it_was_trained_with(tmp_path):
+    """A checkpoint trained with action_repeat 4 plays the same games against the bots whether the league steps
+    every 4 GoBigger steps (alone) or every step (beside one trained with action_repeat 1), where it holds its
+    moves between decisions."""
+    ar4 = load_checkpoints([make_checkpoint(str(tmp_path / 'ar4.pth.tar'), action_repeat=4)])
+    both = load_checkpoints([str(tmp_path / 'ar4.pth.tar'), make_checkpoint(str(tmp_path / 'ar1.pth.tar'))])
+    bots = bot_participants([3])
+    alone = play_league(ar4[0] + bots, ar4[1], games=2, seed=3000, env_num=1, overrides=SHORT_GAMES, progress=False)
+    mixed = play_league(both[0][:1] + bots + both[0][1:], both[1], games=2, seed=3000, env_num=1,
+                        overrides=SHORT_GAMES, progress=False)
+    assert alone.settings['env']['action_repeat'] == 4 and alone.settings['decide_every'] == {'ar4': 1}
+    assert mixed.settings['env']['action_repeat'] == 1 and mixed.settings['decide_every'] == {'ar4': 4, 'ar1': 1}
+    assert [r['participants'] for r in mixed.records[:2]] == [['ar4', 'bot_level_3'], ['bot_level_3', 'ar4']]
+    assert mixed.records[:2] == alone.records  # the first 2 fixtures: the same games, played out the same way
+    with pytest.raises(ConfigError, match='env.action_repeat cannot be set'):
+        play_league(ar4[0] + bots, ar4[1], games=1, seed=0, overrides=['env.action_repeat=2'], progress=False)
 
 
 def test_too_few_participants_is_an_error(capsys):

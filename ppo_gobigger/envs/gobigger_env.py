@@ -9,8 +9,10 @@ Evaluation reports the true outcome (win, rank, score_ratio from the final leade
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
 caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
 observation {key: (G, A, ...)}, action (G, A) indices, reward (G, A), and the episode-end info carries each row's
-outcome under 'teams'. The action may also be {'action': (G, A), 'bot_level': (G,)}: a row with bot_level k > 0 is
-played this step by the env's level-k bots (its action row is checked, then ignored), as a league's bot members are.
+outcome under 'teams'. The action may also be {'action': (G, A), 'bot_level': (G,), 'hold': (G,)}: a row with
+bot_level k > 0 is played this step by the env's level-k bots (its action row is checked, then ignored), as a league's
+bot members are; a row with hold True gives no new action this step (its players keep moving as they were, as between
+the decisions of action_repeat), so that the league plays each policy at the decision rate it was trained with.
 """
 
 import contextlib
@@ -202,13 +204,13 @@ class GoBiggerPPOEnv(BaseEnv):
         return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
-        actions, bot_levels = self._check_step_action(action)  # (G, A), (G,); a bad action is the caller's error
+        actions, bot_levels, holds = self._check_step_action(action)  # (G, A), (G,), (G,): a bad one is the caller's
         if self._player_states is None:
             raise RuntimeError('call reset() first (the game is over, failed, or was never started)')
         try:
             given = {
                 pid: to_game_action(k)
-                for ids, row, level in zip(self._row_ids, actions, bot_levels) if not level
+                for ids, row, level, hold in zip(self._row_ids, actions, bot_levels, holds) if not (level or hold)
                 for pid, k in zip(ids, row)
             }
             with self._own_global_random():
@@ -287,26 +289,30 @@ class GoBiggerPPOEnv(BaseEnv):
         return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
 
     def _check_step_action(self, action: Any):
-        """(actions (G, A) int64, bot levels (G,) int64) from a step's action; ValueError naming a bad one."""
+        """(actions (G, A) int64, bot levels (G,) int64, holds (G,) bool) from a step's action; ValueError naming a
+        bad one."""
         A = self._player_num
         if not self._policy_opponents:
-            return check_actions(action, A)[None], np.zeros(1, np.int64)
+            return check_actions(action, A)[None], np.zeros(1, np.int64), np.zeros(1, bool)
         G = len(self._row_teams)
-        levels = np.zeros(G, np.int64)
+        levels, holds = np.zeros(G, np.int64), np.zeros(G, bool)
         if isinstance(action, Mapping):
-            if set(action) - {'action', 'bot_level'} or 'action' not in action:
-                raise ValueError(
-                    f"a step's action mapping takes the keys 'action' and 'bot_level'; got {sorted(action)}")
+            if set(action) - {'action', 'bot_level', 'hold'} or 'action' not in action:
+                raise ValueError(f"a step's action mapping takes the keys 'action', 'bot_level' and 'hold'; got "
+                                 f"{sorted(action)}")
             levels = np.asarray(action.get('bot_level', levels))
             if levels.shape != (G, ) or not all(int(k) in (0, ) + BOT_LEVELS for k in levels):
                 raise ValueError(f'bot_level must be {G} values (one per team, ours first), each 0 (the given '
                                  f'actions) or one of {BOT_LEVELS}; got {levels.tolist()}')
+            holds = np.asarray(action.get('hold', holds))
+            if holds.shape != (G, ) or holds.dtype != bool:
+                raise ValueError(f'hold must be {G} bools (one per team, ours first); got {holds.tolist()}')
             action = action['action']
         rows = np.asarray(action)
         if rows.shape != (G, A):
             raise ValueError(f'with opponent {self._cfg.opponent!r} the action has a row per team, shape ({G}, {A}); '
                              f'got {rows.shape}')
-        return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64)
+        return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64), holds
 
     def _bots_of_rows(self, bot_levels: np.ndarray) -> List[Opponents]:
         """The bots playing the rows with a bot level this step; a row keeps its bots (and their plans) through a

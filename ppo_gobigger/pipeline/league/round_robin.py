@@ -2,9 +2,14 @@
 
 Participants:
 
-    checkpoint     a saved model (read weights only), played greedily: each player's most likely action
+    checkpoint     a saved model (read weights only), played greedily: each player's most likely action, at the
+                   decision rate it was trained with (its env.action_repeat)
     bot_level_k    the env's level-k BotAgents (the action's bot_level, see envs/gobigger_env.py)
     random         a uniformly random action per player and env step
+
+The games step every gcd of the checkpoints' action_repeats GoBigger steps; a checkpoint trained with a k times
+larger action_repeat decides on every k-th env step and holds in between (the action's hold, see
+envs/gobigger_env.py), which plays out as its training games did.
 
 Every combination of G participants (G = the teams of the preset) plays ``games`` games. From one game of a
 combination to the next the seats rotate: in its game j, row g is played by the combination's member (g + j) % G,
@@ -19,6 +24,7 @@ score; ratings.py turns the records into TrueSkill ratings.
 import copy
 import itertools
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -149,7 +155,8 @@ class RoundRobin:
     """Plays the fixtures of a schedule on a launched env manager of envs with env.opponent 'league'."""
 
     def __init__(self, env_manager, participants: Sequence[Participant], models: Dict[str, torch.nn.Module],
-                 fixtures: Sequence[Tuple[int, ...]], seed: int, progress: Optional[bool] = None) -> None:
+                 fixtures: Sequence[Tuple[int, ...]], seed: int, progress: Optional[bool] = None,
+                 decide_every: Optional[Dict[str, int]] = None) -> None:
         """
         Arguments:
             env_manager: a launched DI-engine env manager; its envs take every team's actions (G rows).
@@ -157,10 +164,12 @@ class RoundRobin:
             fixtures: per game, the participant index of every row (schedule()).
             seed: seeds the envs (game seeds) and the random team's actions (per fixture).
             progress: show the games played as a bar (None: on a terminal; else log lines, see progress.py).
+            decide_every: a checkpoint's env steps per decision (default 1), holding its moves in between.
         """
         self._env = env_manager
         self._participants = list(participants)
         self._models = models
+        self._decide_every = dict(decide_every or {})
         self._fixtures = list(fixtures)
         self._seed = seed
         self._progress = progress
@@ -171,6 +180,7 @@ class RoundRobin:
         env_num = self._env.env_num
         todo = [list(range(k, len(self._fixtures), env_num)) for k in range(env_num)]  # env k's fixtures, in order
         playing: Dict[int, Tuple[Optional[int], np.random.Generator]] = {}  # env -> (fixture or None: filler, rng)
+        steps: Dict[int, int] = {}  # env -> env steps of its current game
         filler_rng = np.random.default_rng([self._seed, len(self._fixtures)])
         records: List[Dict[str, Any]] = []
         envstep = 0
@@ -187,7 +197,8 @@ class RoundRobin:
                         fixture = todo[i][0] if todo[i] else None
                         playing[i] = (fixture, filler_rng if fixture is None else
                                       np.random.default_rng([self._seed, fixture]))
-                timesteps = self._env.step(self._actions(ready, playing))
+                        steps[i] = 0
+                timesteps = self._env.step(self._actions(ready, playing, steps))
                 games_before = len(records)
                 for i, timestep in timesteps.items():
                     fixture = playing[i][0]
@@ -197,6 +208,7 @@ class RoundRobin:
                         self._env.reset({i: None})
                         continue
                     envstep += 1
+                    steps[i] += 1
                     if timestep.done:
                         playing.pop(i)
                         if fixture is not None:
@@ -218,24 +230,28 @@ class RoundRobin:
         )
 
     def _actions(self, ready: Dict[int, Dict[str, np.ndarray]],
-                 playing: Dict[int, Tuple[Optional[int], np.random.Generator]]) -> Dict[int, Dict[str, np.ndarray]]:
-        """{env id: {'action': (G, A), 'bot_level': (G,)}}, one forward pass per checkpoint over every env's rows
-        that it plays."""
+                 playing: Dict[int, Tuple[Optional[int], np.random.Generator]],
+                 steps: Dict[int, int]) -> Dict[int, Dict[str, np.ndarray]]:
+        """{env id: {'action': (G, A), 'bot_level': (G,), 'hold': (G,)}}, one forward pass per checkpoint over every
+        env's rows where it decides this step."""
         actions: Dict[int, Dict[str, np.ndarray]] = {}
         by_model: Dict[str, List[Tuple[int, int]]] = {}  # checkpoint name -> [(env id, row)]
         for i, obs in ready.items():
             G, A = next(iter(obs.values())).shape[:2]
             fixture, rng = playing[i]
             action = rng.integers(ACTION_NUM, size=(G, A))  # the random team's (and a filler game's) moves
-            bot_level = np.zeros(G, np.int64)
+            bot_level, hold = np.zeros(G, np.int64), np.zeros(G, bool)
             if fixture is not None:
                 for row, p in enumerate(self._fixtures[fixture]):
                     participant = self._participants[p]
                     if participant.kind == 'bot':
                         bot_level[row] = participant.bot_level  # the env's bots play the row; its actions are ignored
                     elif participant.kind == 'checkpoint':
-                        by_model.setdefault(participant.name, []).append((i, row))
-            actions[i] = {'action': action, 'bot_level': bot_level}
+                        if steps[i] % self._decide_every.get(participant.name, 1):
+                            hold[row] = True  # between two of its decisions: its players keep moving
+                        else:
+                            by_model.setdefault(participant.name, []).append((i, row))
+            actions[i] = {'action': action, 'bot_level': bot_level, 'hold': hold}
         for name, places in by_model.items():
             played = greedy_actions(self._models[name], [{k: v[row] for k, v in ready[i].items()} for i, row in places])
             for (i, row), action in zip(places, played):
@@ -279,11 +295,16 @@ def play_league(
     if len(participants) < max(2, teams):
         raise ConfigError(f'a league of {preset} needs at least {max(2, teams)} participants (one per team); got '
                           f'{len(participants)}: {", ".join(names) or "none"}')
+    if any(item.split('=', 1)[0].strip() == 'env.action_repeat' for item in overrides):
+        raise ConfigError('env.action_repeat cannot be set for a league: each checkpoint plays at the action_repeat '
+                          'it was trained with')
+    if checkpoints:  # the games step at the gcd of the decision rates; each checkpoint decides every k-th step
+        cfg.env.action_repeat = math.gcd(*(p.trained_env['action_repeat'] for p in checkpoints))
+    decide_every = {p.name: p.trained_env['action_repeat'] // cfg.env.action_repeat for p in checkpoints}
     for p in checkpoints:
-        differ = [f'env.{k}={p.trained_env[k]!r}' for k in PLAY_ENV_KEYS if p.trained_env[k] != cfg.env[k]]
-        if differ:
-            logger.warning(f'{p.name} was trained with {", ".join(differ)}; the league plays '
-                           f'{", ".join(f"env.{k}={cfg.env[k]!r}" for k in PLAY_ENV_KEYS)} (--set to match)')
+        if p.trained_env['step_mul'] != cfg.env.step_mul:
+            logger.warning(f'{p.name} was trained with env.step_mul={p.trained_env["step_mul"]!r}; the league '
+                           f'plays env.step_mul={cfg.env.step_mul!r} (--set to match)')
     fixtures = schedule(len(participants), teams, games)
     logger.info(f'league: {len(participants)} participants, {len(fixtures)} games ({games} per combination of '
                 f'{teams}) of {preset} on {env_num} envs, seed {seed}')
@@ -296,9 +317,9 @@ def play_league(
         env_manager.launch()
         # few torch threads while the envs run, as in training (threads fighting them made forward passes crawl)
         with learning_threads(cfg.policy.torch_threads):
-            records = RoundRobin(env_manager, participants, models, fixtures, seed, progress).play()
+            records = RoundRobin(env_manager, participants, models, fixtures, seed, progress, decide_every).play()
     finally:
         close_env_manager(env_manager)
     settings = dict(preset=preset, teams=teams, seed=seed, games_per_combination=games, env_num=env_num,
-                    overrides=list(overrides), env=env_cfg, manager=cfg.env.manager.type)
+                    overrides=list(overrides), env=env_cfg, manager=cfg.env.manager.type, decide_every=decide_every)
     return League(list(participants), settings, records)
