@@ -1,15 +1,22 @@
 """Raw rate against training rate, in one run: `python benchmarks/throughput.py [--config PATH] [--set KEY=VALUE ...]`.
 
 Raw rate: env_num processes (one per env, as the subprocess manager runs them), each stepping the config's GoBigger
-game with the config's opponents and uniformly random actions for our team; no features, no model, no learning.
-Worker 0 also times the features of our team (team_features) on every FEATURE_EVERY-th state, outside its rate.
+game with the config's opponents, an env step being env.action_repeat GoBigger steps as in the env; no features, no
+model, no learning. Our team plays in two ways, each its own raw rate: uniformly random actions (given on an env
+step's first GoBigger step, as ours are), and the opponents' bot level (bots act on every GoBigger step). Random play
+keeps few clones per player, trained and bot play many, and the game's cost grows with the clones: the report gives
+the ratio to both. Worker 0 also times the features of our team (team_features) on every FEATURE_EVERY-th state,
+outside its rate.
 
 Training rate: the training loop of pipeline/serial.py without its evaluations (RolloutCollector + Learner over
 the config's collector env manager): env steps / (collection + learning time). Inside it the policy forward
 (inference), each env process's step (timed in the env) and the manager's step call are timed; IPC/manager
 overhead = the manager's step call minus its slowest env's step (base manager: minus the sum of its envs' steps).
 
-Prints a breakdown and the ratio training rate / raw rate last; writes benchmarks/results/throughput.json.
+With --eval-episodes N, one evaluation of N games (the evaluator of `gobigger-eval`, the config's evaluator envs,
+against its bots) is timed too and compared with the raw rate of as many processes with bots on every side.
+
+Prints a breakdown and the ratios training rate / raw rate last; writes benchmarks/results/throughput.json.
 The machine is shared and noisy: only the ratio, taken in the same run, is worth comparing between runs.
 """
 import argparse
@@ -52,11 +59,14 @@ TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')
 TABLE_MANAGERS = ('base', 'subprocess', 'async_subprocess')
 TABLE_ENV_NUMS = (1, 2, 4, 8)
 FEATURE_EVERY = 8  # worker 0 featurises every 8th state (its feature time is left out of its rate)
+OUR_SIDES = ('random', 'bots')  # how our team plays in a raw process
 
 
 # ---------------------------------------------------------------------------------------------------- raw rate
-def raw_worker(env_cfg: Dict, seconds: float, seed: int, time_features: bool, out: multiprocessing.Queue) -> None:
-    """Step the game for ``seconds`` of wall time; put {steps, active_s, game_s, opponents_s, features_s, ...}."""
+def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_features: bool,
+               out: multiprocessing.Queue) -> None:
+    """Step the game for ``seconds`` of wall time, our team playing ``our_side`` (OUR_SIDES); put {steps (env
+    steps), active_s, game_s, opponents_s (all bots), features_s, ...}."""
     torch.set_num_threads(1)
     random.seed(seed)  # BotAgent draws from the global `random`
     rng = np.random.default_rng(seed)
@@ -66,6 +76,7 @@ def raw_worker(env_cfg: Dict, seconds: float, seed: int, time_features: bool, ou
     our_ids = [team * A + j for j in range(A)]
     opponents = Opponents(env_cfg.opponent, [p for p in range(consts.team_num * A) if p not in our_ids],
                           env_cfg.bot_level)
+    our_bots = Opponents('bot', our_ids, env_cfg.bot_level) if our_side == 'bots' else None
     game = create_env(env_cfg.preset, env_cfg.custom_cfg, step_mul=env_cfg.step_mul)
     t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
     deadline = time.perf_counter() + seconds
@@ -76,18 +87,25 @@ def raw_worker(env_cfg: Dict, seconds: float, seed: int, time_features: bool, ou
         if done:
             game.server._random.seed(seed + t['resets'])
             opponents.reset(seed + t['resets'])
+            if our_bots is not None:
+                our_bots.reset(seed + t['resets'] + 1)
             global_state, states = game.reset()
             t['resets'] += 1
             t['reset_s'] += time.perf_counter() - t0
             done = False
             continue
-        actions = {pid: to_game_action(k) for pid, k in zip(our_ids, rng.integers(ACTION_NUM, size=A))}
-        actions.update(opponents.act(states))
-        t1 = time.perf_counter()
-        (global_state, states), _, done, _ = game.step(actions)
+        given = {pid: to_game_action(k) for pid, k in zip(our_ids, rng.integers(ACTION_NUM, size=A))}
+        for repeat in range(env_cfg.action_repeat):  # one env step; our random moves hold after the first
+            t0 = time.perf_counter()
+            actions = our_bots.act(states) if our_bots is not None else dict(given) if repeat == 0 else {}
+            actions.update(opponents.act(states))
+            t1 = time.perf_counter()
+            (global_state, states), _, done, _ = game.step(actions)
+            t['opponents_s'] += t1 - t0
+            t['game_s'] += time.perf_counter() - t1
+            if done:
+                break
         t2 = time.perf_counter()
-        t['opponents_s'] += t1 - t0
-        t['game_s'] += t2 - t1
         t['steps'] += 1
         if time_features and t['steps'] % FEATURE_EVERY == 0:
             team_features(global_state, states, our_ids, team, consts)
@@ -98,12 +116,12 @@ def raw_worker(env_cfg: Dict, seconds: float, seed: int, time_features: bool, ou
     out.put(t)
 
 
-def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int) -> Dict:
-    """The raw rate of env_num processes, and worker 0's per-step costs."""
+def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int, our_side: str = 'random') -> Dict:
+    """The raw rate (env steps/s) of env_num processes, our team playing ``our_side``, and their per-step costs."""
     ctx = multiprocessing.get_context('fork')
     queue = ctx.Queue()
     workers = [
-        ctx.Process(target=raw_worker, args=(env_cfg, seconds, seed + 1000 * i, i == 0, queue), daemon=True)
+        ctx.Process(target=raw_worker, args=(env_cfg, our_side, seconds, seed + 1000 * i, i == 0, queue), daemon=True)
         for i in range(env_num)
     ]
     for w in workers:
@@ -115,6 +133,7 @@ def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int) -> Dict:
     total = {k: sum(w[k] for w in per_worker) for k in ('game_s', 'opponents_s', 'reset_s', 'active_s')}
     first = next(w for w in per_worker if w['featurised_steps'])
     return dict(
+        our_side=our_side,
         env_steps=steps,
         env_steps_per_s=sum(w['steps'] / w['active_s'] for w in per_worker),
         game_step_ms=1e3 * total['game_s'] / steps,
@@ -186,7 +205,7 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
     collector_env, evaluator_env = build_env_managers(cfg, create_cfg, evaluate=eval_episodes > 0)
     policy, model = build_policy(cfg, create_cfg)
     timer = StepTimer(parallel_envs=cfg.env.manager.type != 'base')
-    collect_s, learn_s, steps, eval_s = [], [], 0, None
+    collect_s, learn_s, steps, evaluation = [], [], 0, None
     try:
         with tempfile.TemporaryDirectory() as exp_dir:
             learner = Learner(policy.learn_mode, model, exp_dir, cfg)
@@ -203,7 +222,7 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
                 collect_s.append(collector.last_collect_time)
                 steps += int(rollout['valid'].sum())
             if eval_episodes:
-                eval_s = time_evaluation(cfg, evaluator_env, policy, eval_episodes, exp_dir)
+                evaluation = time_evaluation(cfg, evaluator_env, policy, eval_episodes, exp_dir)
     finally:
         close_env_manager(collector_env)
         close_env_manager(evaluator_env)
@@ -223,17 +242,20 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
         env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
         ipc_manager_s=timer.manager_s - timer.env_critical_s,
         collector_other_s=collect_total - timer.manager_s - timer.inference_s,
-        evaluation_s=eval_s,
+        evaluation=evaluation,
     )
 
 
-def time_evaluation(cfg, evaluator_env, policy, episodes: int, exp_dir: str) -> float:
-    """Seconds of one evaluation of ``episodes`` games (not part of the training rate)."""
+def time_evaluation(cfg, evaluator_env, policy, episodes: int, exp_dir: str) -> Dict:
+    """{seconds, env_steps, env_steps_per_s, env_num} of one evaluation of ``episodes`` games (not part of the
+    training rate)."""
     evaluator_env.launch()
     evaluator = Evaluator(evaluator_env, policy.eval_mode, episodes, cfg.seed, os.path.join(exp_dir, 'eval.jsonl'))
     start = time.perf_counter()
-    evaluator.eval(0, 0)
-    return time.perf_counter() - start
+    report = evaluator.eval(0, 0)
+    seconds = time.perf_counter() - start
+    return dict(seconds=seconds, env_steps=report['envstep_count'], env_steps_per_s=report['envstep_count'] / seconds,
+                env_num=evaluator_env.env_num)
 
 
 # ------------------------------------------------------------------------------------------------------ report
@@ -261,26 +283,35 @@ def breakdown_rows(raw: Dict, train: Dict) -> List[tuple]:
          share(train['collector_other_s'])),
         ('learning', 1e3 * sum(train['learn_s']) / steps, 'ms/step', share(sum(train['learn_s']))),
     ]
-    if train['evaluation_s'] is not None:
-        rows.append(('evaluation (one)', train['evaluation_s'], 's', 'excluded from the training rate'))
+    if train['evaluation'] is not None:
+        rows.append(('evaluation (one)', train['evaluation']['seconds'], 's', 'excluded from the training rate'))
     else:
         rows.append(('evaluation', float('nan'), '', 'excluded (not timed; --eval-episodes N times one)'))
     return rows
 
 
-def print_report(settings: Dict, raw: Dict, train: Dict, ratio: float) -> None:
+def print_report(settings: Dict, raw: Dict, raw_bots: Dict, train: Dict, ratios: Dict) -> None:
     print(f'\n{settings["preset"]}, {settings["env_num"]} envs, {settings["manager"]} manager, '
           f'{settings["iterations"]} iterations of {settings["n_sample"]} steps, raw {settings["raw_seconds"]:.0f} s')
     print(f'{"component":24} {"value":>9} {"unit":8} note  (game/bots/features: wall ms in one raw process, '
           f'inflated when processes outnumber cores; shares are what to read)')
     for name, value, unit, note in breakdown_rows(raw, train):
         print(f'{name:24} {value:9.3f} {unit:8} {note}')
-    print(f'raw rate       {raw["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots)')
+    print(f'raw rate       {raw["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots, '
+          f'our team random)')
+    print(f'raw rate       {raw_bots["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots, '
+          f'our team bots)')
     print(f'training rate  {train["env_steps_per_s"]:8.0f} env steps/s (collection {sum(train["collect_s"]):.1f} s '
           f'+ learning {sum(train["learn_s"]):.1f} s)')
     print(f'env steps that reached the learner: {train["env_steps"]} of {train["env_steps_returned"]} '
           f'({train["reached_learner"]:.2%})')
-    print(f'ratio training / raw: {ratio:.3f}')
+    evaluation = train['evaluation']
+    if evaluation is not None:
+        print(f'evaluation     {evaluation["env_steps_per_s"]:8.0f} env steps/s ({evaluation["env_num"]} envs, '
+              f'{evaluation["env_steps"]} env steps); raw with bots on every side '
+              f'{ratios["eval_raw_env_steps_per_s"]:.0f}: ratio {ratios["evaluation_to_raw_bots"]:.3f}')
+    print(f'ratio training / raw (our team bots):   {ratios["training_to_raw_bots"]:.3f}')
+    print(f'ratio training / raw (our team random): {ratios["training_to_raw"]:.3f}')
 
 
 def run_table(main_config, create_config, overrides: List[str], args) -> None:
@@ -356,11 +387,21 @@ def main() -> None:
     )
 
     raw = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed)
+    raw_bots = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed, our_side='bots')
     train = measure_training(cfg, create_cfg, args.iterations, args.eval_episodes)
-    ratio = train['env_steps_per_s'] / raw['env_steps_per_s']
+    ratios = dict(training_to_raw=train['env_steps_per_s'] / raw['env_steps_per_s'],
+                  training_to_raw_bots=train['env_steps_per_s'] / raw_bots['env_steps_per_s'])
+    raw_eval = None
+    if train['evaluation'] is not None:  # as many processes as the evaluator's envs, bots on every side
+        evaluation = train['evaluation']
+        raw_eval = (raw_bots if evaluation['env_num'] == env_num else
+                    measure_raw(cfg.env, evaluation['env_num'], args.raw_seconds, cfg.seed, our_side='bots'))
+        ratios.update(eval_raw_env_steps_per_s=raw_eval['env_steps_per_s'],
+                      evaluation_to_raw_bots=evaluation['env_steps_per_s'] / raw_eval['env_steps_per_s'])
     result = dict(
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        settings=settings, raw=raw, training=train, ratio_training_to_raw=ratio,
+        settings=settings, raw=raw, raw_our_team_bots=raw_bots, raw_evaluation=raw_eval, training=train,
+        ratio_training_to_raw=ratios['training_to_raw'], ratios=ratios,
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
                      loadavg_at_end=os.getloadavg()),
     )
@@ -368,7 +409,7 @@ def main() -> None:
     with open(args.output, 'w') as f:
         json.dump(result, f, indent=2)
     print(f'wrote {args.output}')
-    print_report(settings, raw, train, ratio)
+    print_report(settings, raw, raw_bots, train, ratios)
 
 
 if __name__ == '__main__':
