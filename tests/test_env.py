@@ -34,15 +34,23 @@ def random_actions(rng, A):
 
 def play(env, seed, action_seed=0):
     """Seed, reset and play env to the end with seeded random actions -> (list of observations, last timestep)."""
+    obs, _, last = play_game(env, seed, action_seed)
+    return obs, last
+
+
+def play_game(env, seed, action_seed=0):
+    """play(), also returning the rewards: (observations, rewards (T, A) of the T steps, last timestep)."""
     env.seed(seed)
-    obs = [env.reset()]
+    obs, rewards = [env.reset()], []
     rng = np.random.default_rng(action_seed)
     A = env.action_space.shape[0]
     while True:
         ts = env.step(random_actions(rng, A))
+        assert ts.reward.shape == (A, ) and ts.reward.dtype == np.float32
         obs.append(ts.obs)
+        rewards.append(ts.reward)
         if ts.done:
-            return obs, ts
+            return obs, np.stack(rewards), ts
 
 
 def assert_padding(obs):
@@ -185,14 +193,8 @@ def test_margin_reward_sums_to_the_final_margin_over_the_strongest_other_team(pr
     """reward='margin': the step rewards add up to (our final score - the best other team's) / reward_scale, and
     the game's return is positive exactly when it is won."""
     env = make_env(preset, frame_limit=300, reward='margin', reward_scale=10.0)
-    env.seed(3)
-    env.reset()
-    rng = np.random.default_rng(0)
-    rewards, done = [], False
-    while not done:
-        ts = env.step(random_actions(rng, 2))
-        rewards.append(float(ts.reward[0]))
-        done = ts.done
+    _, step_rewards, ts = play_game(env, seed=3)
+    rewards = [float(r) for r in step_rewards[:, 0]]
     info = ts.info
     # initial scores are equal, so the margin starts at 0
     assert sum(rewards) == pytest.approx((info['final_score'] - info['opponent_score']) / 10.0, rel=1e-4, abs=1e-3)
@@ -209,14 +211,8 @@ def test_log_rewards_sum_to_the_log_of_the_final_score_and_ratio(preset):
     totals = {}
     for kind in ('log_score', 'log_ratio'):
         env = make_env(preset, frame_limit=300, reward=kind, reward_scale=10.0, action_repeat=2)
-        env.seed(3)
-        env.reset()
-        rng = np.random.default_rng(0)
-        rewards, done = [], False
-        while not done:
-            ts = env.step(random_actions(rng, 2))
-            rewards.append(float(ts.reward[0]))
-            done = ts.done
+        _, step_rewards, ts = play_game(env, seed=3)
+        rewards = [float(r) for r in step_rewards[:, 0]]
         totals[kind] = sum(rewards), ts.info
         assert ts.info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
         env.close()
@@ -232,16 +228,8 @@ def test_team_spirit_mixes_each_players_own_log_score_with_the_teams():
     """team_spirit=0.25 with log_score: player i's rewards add up to 0.25 ln(team final / start) + 0.75 ln(its own
     final / start score); the players' rewards differ; the game's return is their mean."""
     env = make_env(frame_limit=300, reward='log_score', team_spirit=0.25, action_repeat=2)
-    env.seed(4)
-    env.reset()
     consts = env._consts
-    rng = np.random.default_rng(1)
-    rewards, done = [], False
-    while not done:
-        ts = env.step(random_actions(rng, 2))
-        assert ts.reward.shape == (2, ) and ts.reward.dtype == np.float32
-        rewards.append(ts.reward)
-        done = ts.done
+    _, rewards, ts = play_game(env, seed=4, action_seed=1)
     returns = np.sum(rewards, axis=0, dtype=np.float64)  # (A,)
     team_start = consts.player_num_per_team * consts.score_init
     own = [env._game.server.obs()[1][pid]['score'] for pid in env._our_ids]
