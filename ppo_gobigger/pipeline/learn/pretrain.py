@@ -67,8 +67,9 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
                 game['action'].append(timestep.info['stand_in_action'])
                 game['reward'].append(np.asarray(timestep.reward, np.float32))  # (A,)
                 collected += 1
-                if timestep.done:
-                    games.append(game)
+                if timestep.done:  # kept compact: one array per key for the game, no per-step objects
+                    games.append({k: np.stack([o[k] for o in game['obs']]) for k in game['obs'][0]})
+                    games[-1].update(action=np.stack(game['action']), reward=np.stack(game['reward']))
                     current[i] = _new_game()
                     if collected >= cfg.pretrain.env_steps:
                         active.discard(i)  # this env's last game is whole; the others finish theirs
@@ -77,13 +78,14 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
         if bar is not None:
             bar.close()
         close_env_manager(manager)
-    steps = sum(len(g['reward']) for g in games)
-    obs = {k: torch.from_numpy(np.concatenate([np.stack([o[k] for o in g['obs']]) for g in games]))
-           for k in games[0]['obs'][0]}  # {key: (S, A, ...)}
-    action = torch.from_numpy(np.concatenate([np.stack(g['action']) for g in games]))  # (S, A)
-    reward = torch.from_numpy(np.concatenate([np.stack(g['reward']) for g in games])).unsqueeze(1)  # (S, 1, A)
+    lengths = [len(g['reward']) for g in games]
+    steps = sum(lengths)
+    joined = {k: _join(games, k) for k in list(games[0])}  # {key: (S, ...)}
+    action = torch.from_numpy(joined.pop('action'))  # (S, A)
+    reward = torch.from_numpy(joined.pop('reward')).unsqueeze(1)  # (S, 1, A)
+    obs = {k: torch.from_numpy(v) for k, v in joined.items()}  # {key: (S, A, ...)}
     game_end = torch.zeros(steps, 1, dtype=torch.bool)  # (S, 1): games end to end
-    game_end[np.cumsum([len(g['reward']) for g in games]) - 1] = True
+    game_end[np.cumsum(lengths) - 1] = True
     zero = torch.zeros_like(reward)  # (S, 1, A): with V = 0 and lambda = 1, GAE is the discounted return
     returns = gae(reward, zero, zero, game_end, game_end, gamma, 1.0)[:, 0]  # (S, A) each player's return
     logger.info(f'demonstrations: {len(games)} games, {steps} env steps of level-{cfg.pretrain.bot_level} bots, '
@@ -133,4 +135,13 @@ def imitate(policy, demos: Dict[str, torch.Tensor], epochs: int, batch_size: int
 
 def _new_game() -> Dict[str, list]:
     return {'obs': [], 'action': [], 'reward': []}
+
+
+def _join(games: List[Dict[str, np.ndarray]], key: str) -> np.ndarray:
+    """The games' arrays of ``key`` end to end; each game's copy is freed as it is joined, so that the demonstrations
+    are held about once, not twice, at the peak."""
+    joined = np.concatenate([g[key] for g in games])
+    for g in games:
+        del g[key]
+    return joined
 
