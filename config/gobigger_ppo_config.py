@@ -1,4 +1,4 @@
-"""Default run: our team of 2 against level-3 bots on st_t2p2 (10 min 53 s on a 2-core machine at commit 2b93e00).
+"""Default run: our team of 2 against level-3 bots on st_t2p2 (23 min 17 s on a 2-core machine at commit 51d55ed).
 
 Every key is documented where its default lives (docs/configuration.md, "Config reference"); this file sets what
 differs.
