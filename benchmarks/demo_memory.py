@@ -48,11 +48,14 @@ def main() -> None:
     os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)
-    overrides = list(args.set) + [f'pretrain.env_steps={args.env_steps}']
-    cfg, create_cfg = compile_config(apply_overrides(main_config, overrides), create_config)
+
+    def config(env_steps: int):
+        return compile_config(apply_overrides(main_config, args.set + [f'pretrain.env_steps={env_steps}']),
+                              create_config)
+
+    first_cfg, create_cfg = config(max(args.env_steps // 4, 1))
+    cfg, _ = config(args.env_steps)
     set_global_seed(cfg.seed)
-    first_cfg = compile_config(apply_overrides(main_config, overrides[:-1] + [
-        f'pretrain.env_steps={max(args.env_steps // 4, 1)}']), create_config)[0]
     first_kept = len(collect_demonstrations(first_cfg, create_cfg)['action'])  # freed again at once
     before = peak_rss_bytes()
     demos = collect_demonstrations(cfg, create_cfg)
@@ -62,7 +65,8 @@ def main() -> None:
     stored = sum(t.element_size() * t.nelement() for t in tensors)
     result = dict(
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        settings=dict(config=os.path.relpath(args.config, ROOT), overrides=overrides, preset=cfg.env.preset,
+        settings=dict(config=os.path.relpath(args.config, ROOT), overrides=args.set, env_steps=args.env_steps,
+                      preset=cfg.env.preset,
                       env_num=cfg.env.collector_env_num, bot_level=cfg.pretrain.bot_level),
         env_steps_played=demos['env_steps'],
         env_steps_kept=kept,

@@ -59,14 +59,13 @@ TABLE_RESULTS = os.path.join(os.path.dirname(RESULTS), 'throughput_table.json')
 TABLE_MANAGERS = ('base', 'subprocess', 'async_subprocess')
 TABLE_ENV_NUMS = (1, 2, 4, 8)
 FEATURE_EVERY = 8  # worker 0 featurises every 8th state (its feature time is left out of its rate)
-OUR_SIDES = ('random', 'bots')  # how our team plays in a raw process
 
 
 # ---------------------------------------------------------------------------------------------------- raw rate
 def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_features: bool,
                out: multiprocessing.Queue) -> None:
-    """Step the game for ``seconds`` of wall time, our team playing ``our_side`` (OUR_SIDES); put {steps (env
-    steps), active_s, game_s, opponents_s (all bots), features_s, ...}."""
+    """Step the game for ``seconds`` of wall time, our team playing ``our_side`` ('random' moves or 'bots' of the
+    opponents' level); put {steps (env steps), active_s, game_s, opponents_s (all bots), features_s, ...}."""
     torch.set_num_threads(1)
     random.seed(seed)  # BotAgent draws from the global `random`
     rng = np.random.default_rng(seed)

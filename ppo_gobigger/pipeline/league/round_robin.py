@@ -295,7 +295,7 @@ def play_league(
     if len(participants) < max(2, teams):
         raise ConfigError(f'a league of {preset} needs at least {max(2, teams)} participants (one per team); got '
                           f'{len(participants)}: {", ".join(names) or "none"}')
-    if any(item.split('=', 1)[0].strip() == 'env.action_repeat' for item in overrides):
+    if 'action_repeat' in main_config['env']:  # set by an override
         raise ConfigError('env.action_repeat cannot be set for a league: each checkpoint plays at the action_repeat '
                           'it was trained with')
     if checkpoints:  # the games step at the gcd of the decision rates; each checkpoint decides every k-th step

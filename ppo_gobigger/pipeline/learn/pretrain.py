@@ -10,7 +10,7 @@ import copy
 import logging
 import math
 import time
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -67,9 +67,8 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
                 game['action'].append(timestep.info['stand_in_action'])
                 game['reward'].append(np.asarray(timestep.reward, np.float32))  # (A,)
                 collected += 1
-                if timestep.done:  # kept compact: one array per key for the game, no per-step objects
-                    games.append({k: np.stack([o[k] for o in game['obs']]) for k in game['obs'][0]})
-                    games[-1].update(action=np.stack(game['action']), reward=np.stack(game['reward']))
+                if timestep.done:
+                    games.append(_stacked(game))
                     current[i] = _new_game()
                     if collected >= cfg.pretrain.env_steps:
                         active.discard(i)  # this env's last game is whole; the others finish theirs
@@ -80,10 +79,10 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
         close_env_manager(manager)
     lengths = [len(g['reward']) for g in games]
     steps = sum(lengths)
-    joined = {k: _join(games, k) for k in list(games[0])}  # {key: (S, ...)}
-    action = torch.from_numpy(joined.pop('action'))  # (S, A)
-    reward = torch.from_numpy(joined.pop('reward')).unsqueeze(1)  # (S, 1, A)
-    obs = {k: torch.from_numpy(v) for k, v in joined.items()}  # {key: (S, A, ...)}
+    obs = {k: torch.from_numpy(np.concatenate([g['obs'][k] for g in games]))
+           for k in games[0]['obs']}  # {key: (S, A, ...)}
+    action = torch.from_numpy(np.concatenate([g['action'] for g in games]))  # (S, A)
+    reward = torch.from_numpy(np.concatenate([g['reward'] for g in games])).unsqueeze(1)  # (S, 1, A)
     game_end = torch.zeros(steps, 1, dtype=torch.bool)  # (S, 1): games end to end
     game_end[np.cumsum(lengths) - 1] = True
     zero = torch.zeros_like(reward)  # (S, 1, A): with V = 0 and lambda = 1, GAE is the discounted return
@@ -137,11 +136,9 @@ def _new_game() -> Dict[str, list]:
     return {'obs': [], 'action': [], 'reward': []}
 
 
-def _join(games: List[Dict[str, np.ndarray]], key: str) -> np.ndarray:
-    """The games' arrays of ``key`` end to end; each game's copy is freed as it is joined, so that the demonstrations
-    are held about once, not twice, at the peak."""
-    joined = np.concatenate([g[key] for g in games])
-    for g in games:
-        del g[key]
-    return joined
+def _stacked(game: Dict[str, list]) -> Dict[str, Any]:
+    """A finished game kept compact: {'obs': {key: (T, A, ...)}, 'action': (T, A), 'reward': (T, A)}, one array
+    each instead of T per-step objects."""
+    return dict(obs={k: np.stack([o[k] for o in game['obs']]) for k in game['obs'][0]},
+                action=np.stack(game['action']), reward=np.stack(game['reward']))
 
