@@ -9,7 +9,8 @@ from test_training import ROOT
 NOTICES = ('Gym has been unmaintained', '_register_pytree_node', 'FutureWarning', 'install numba',
            'install pyecharts', 'pip install transformers', 'NumExpr defaulting', 'Hello from the pygame community')
 # the shortest run of the entry: one evaluation game of 4 env steps, in the training process, then stop
-TINY = ['--max-env-step', '0', '--set', 'env.custom_cfg.frame_limit=8', '--set', 'env.manager.type=base',
+TINY = ['--max-env-step', '0', '--set', 'env.custom_cfg.frame_limit=8', '--set', 'env.action_repeat=1',
+        '--set', 'env.manager.type=base',
         '--set', 'env.collector_env_num=1', '--set', 'env.evaluator_env_num=1', '--set', 'env.n_evaluator_episode=1',
         '--set', 'policy.collect.n_sample=64', '--set', 'policy.learn.batch_size=64',
         '--set', 'policy.model.hidden_size=16']

@@ -13,7 +13,8 @@ from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = [
-    'env.custom_cfg.frame_limit=120',  # 60 env steps per game
+    'env.custom_cfg.frame_limit=120',  # 60 env steps per game at one decision per GoBigger step:
+    'env.action_repeat=1',  # (the default's 4 is tested in test_env.py)
     'env.collector_env_num=2',
     'env.evaluator_env_num=2',
     'env.n_evaluator_episode=2',
@@ -178,7 +179,10 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     from ppo_gobigger.pipeline.serial import train
     main_config, create_config = small_config(tmp_path / 'kick', 'pretrain.env_steps=100', 'pretrain.epochs=8',
                                               'max_env_step=400', 'policy.eval.evaluator.eval_freq=10000',
-                                              'policy.learn.imitation_weight=0.5')
+                                              'policy.learn.imitation_weight=0.5',
+                                              # the beat-bots config's head; the default's directional head
+                                              # imitates more slowly (accuracy 0.14 after 32 epochs here)
+                                              'policy.model.actor_head="discrete"')
     train(main_config, create_config, progress=False)
     log = read_jsonl(tmp_path / 'kick' / 'learner.jsonl')
     kick = log[0]
