@@ -14,6 +14,7 @@ from ppo_gobigger.envs import (
 )
 from ppo_gobigger.envs.actions import EJECT, SPLIT, from_game_action
 from ppo_gobigger.envs.features import FOOD_MISSING_DIST
+from ppo_gobigger.envs.gobigger_env import game_env_steps
 
 SPLIT_HEAVY = np.full(ACTION_NUM, 0.7 / 16)  # random play that splits often, so clone counts grow
 SPLIT_HEAVY[EJECT], SPLIT_HEAVY[SPLIT] = 0.1, 0.2
@@ -461,6 +462,11 @@ def test_action_repeat_holds_our_moves_while_the_bots_act_on_every_step():
             np.testing.assert_array_equal(value, steps[-1].obs[key], err_msg=key)
         assert ts.reward[0] == pytest.approx(sum(s.reward[0] for s in steps), rel=1e-5, abs=1e-6)
         assert ts.done == steps[-1].done == (k == len(moves) - 1)  # 200 frames / (2 * 4)
+    assert game_env_steps(held._cfg) == len(moves) and game_env_steps(every._cfg) == 100
+    odd = make_env(frame_limit=210, action_repeat=4)  # 105 GoBigger steps: the 27th env step ends after one
+    _, rewards, _ = play_game(odd, 3)
+    assert len(rewards) == game_env_steps(odd._cfg) == 27
+    odd.close()
     assert ts.info['final_score'] == steps[-1].info['final_score']
     with pytest.raises(ValueError, match='action_repeat'):
         make_env(action_repeat=0)

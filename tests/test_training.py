@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -192,6 +193,30 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     assert all(0 < r['imitation_loss'] < 2 * kick['imitation_loss'] for r in log[1:])  # the demonstrations' term
     reports = read_jsonl(tmp_path / 'kick' / 'evaluator.jsonl')
     assert [r['collector_envstep'] for r in reports] == [120, 632]
+
+
+def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
+    """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
+    land in the order they finish, the returned views are the same memory, and a game that does not fit is an
+    error, not a silent reallocation."""
+    from ppo_gobigger.pipeline.learn.pretrain import _DemoStore
+
+    def game(first, T):
+        steps = range(first, first + T)
+        return dict(obs=[{'clone': np.full((2, 3), t, np.float16), 'mask': np.array([t % 2 == 0] * 2)} for t in steps],
+                    action=[np.array([t, t + 1]) for t in steps], reward=[np.full(2, t, np.float32) for t in steps])
+
+    store = _DemoStore(capacity=7)
+    store.add(game(0, 3))
+    store.add(game(3, 4))
+    assert store.size == 7 and store.lengths == [3, 4]
+    assert store.obs['clone'].dtype == np.float16 and store.obs['clone'].shape == (7, 2, 3)
+    np.testing.assert_array_equal(store.obs['clone'][:, 0, 0], np.arange(7))
+    np.testing.assert_array_equal(store.obs['mask'][:, 1], np.arange(7) % 2 == 0)
+    np.testing.assert_array_equal(store.action[:, 1], np.arange(1, 8))
+    assert torch.from_numpy(store.reward[:7]).data_ptr() == store.reward.ctypes.data  # no copy
+    with pytest.raises(RuntimeError, match='does not fit: 7 of 7'):
+        store.add(game(7, 1))
 
 
 def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):

@@ -396,6 +396,16 @@ def team_num(env_cfg: Mapping) -> int:
     return int(env_cfg.get('custom_cfg', {}).get('team_num', getattr(gobigger.configs, env_cfg['preset'])['team_num']))
 
 
+def game_env_steps(env_cfg: Mapping) -> int:
+    """The env steps of one whole game of a (compiled) env config: frame_limit frames (its preset's unless
+    custom_cfg sets another), step_mul frames per GoBigger step, action_repeat GoBigger steps per env step; the
+    GoBigger step and the env step that reach frame_limit end the game."""
+    frame_limit = env_cfg.get('custom_cfg', {}).get('frame_limit',
+                                                   getattr(gobigger.configs, env_cfg['preset'])['frame_limit'])
+    game_steps = math.ceil(frame_limit / env_cfg['step_mul'])
+    return math.ceil(game_steps / env_cfg['action_repeat'])
+
+
 def _scores(player_states: Mapping, player_ids: Sequence[int]) -> List[float]:
     return [float(player_states[pid]['score']) for pid in player_ids]
 

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from ...envs.gobigger_env import game_env_steps
 from ...envs.opponents import POLICY_OPPONENTS
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager
@@ -40,7 +41,8 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
     demo_cfg.env.first_episode = 0
     manager, _ = build_env_managers(demo_cfg, create_cfg, evaluate=False)
     gamma = cfg.policy.learn.discount_factor
-    games: List[Dict[str, list]] = []
+    # every env stops after the game in which the run reaches pretrain.env_steps: at most one more game each
+    store = _DemoStore(cfg.pretrain.env_steps + manager.env_num * game_env_steps(demo_cfg.env))
     logger.info(f'kickstart: level-{cfg.pretrain.bot_level} bots play our side for {cfg.pretrain.env_steps:,} env '
                 f'steps of whole games on {manager.env_num} envs')
     bar = None
@@ -68,27 +70,25 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
                 game['reward'].append(np.asarray(timestep.reward, np.float32))  # (A,)
                 collected += 1
                 if timestep.done:
-                    games.append(_stacked(game))
+                    store.add(game)
                     current[i] = _new_game()
                     if collected >= cfg.pretrain.env_steps:
                         active.discard(i)  # this env's last game is whole; the others finish theirs
-            bar.update(collected - bar.n, postfix=f'{len(games)} games')
+            bar.update(collected - bar.n, postfix=f'{len(store.lengths)} games')
     finally:
         if bar is not None:
             bar.close()
         close_env_manager(manager)
-    lengths = [len(g['reward']) for g in games]
-    steps = sum(lengths)
-    obs = {k: torch.from_numpy(np.concatenate([g['obs'][k] for g in games]))
-           for k in games[0]['obs']}  # {key: (S, A, ...)}
-    action = torch.from_numpy(np.concatenate([g['action'] for g in games]))  # (S, A)
-    reward = torch.from_numpy(np.concatenate([g['reward'] for g in games])).unsqueeze(1)  # (S, 1, A)
+    steps = store.size
+    obs = {k: torch.from_numpy(v[:steps]) for k, v in store.obs.items()}  # {key: (S, A, ...)}, no copy
+    action = torch.from_numpy(store.action[:steps])  # (S, A)
+    reward = torch.from_numpy(store.reward[:steps]).unsqueeze(1)  # (S, 1, A)
     game_end = torch.zeros(steps, 1, dtype=torch.bool)  # (S, 1): games end to end
-    game_end[np.cumsum(lengths) - 1] = True
+    game_end[np.cumsum(store.lengths) - 1] = True
     zero = torch.zeros_like(reward)  # (S, 1, A): with V = 0 and lambda = 1, GAE is the discounted return
     returns = gae(reward, zero, zero, game_end, game_end, gamma, 1.0)[:, 0]  # (S, A) each player's return
-    logger.info(f'demonstrations: {len(games)} games, {steps} env steps of level-{cfg.pretrain.bot_level} bots, '
-                f'played but not kept: {collected - steps} steps of unfinished games')
+    logger.info(f'demonstrations: {len(store.lengths)} games, {steps} env steps of level-{cfg.pretrain.bot_level} '
+                f'bots, played but not kept: {collected - steps} steps of unfinished games')
     return dict(obs=obs, action=action, returns=returns, env_steps=collected)
 
 
@@ -136,9 +136,38 @@ def _new_game() -> Dict[str, list]:
     return {'obs': [], 'action': [], 'reward': []}
 
 
-def _stacked(game: Dict[str, list]) -> Dict[str, Any]:
-    """A finished game kept compact: {'obs': {key: (T, A, ...)}, 'action': (T, A), 'reward': (T, A)}, one array
-    each instead of T per-step objects."""
-    return dict(obs={k: np.stack([o[k] for o in game['obs']]) for k in game['obs'][0]},
-                action=np.stack(game['action']), reward=np.stack(game['reward']))
+class _DemoStore:
+    """The finished demonstration games, written end to end into one array per key allocated once for
+    ``capacity`` env steps: obs {key: (capacity, A, ...)}, action (capacity, A), reward (capacity, A). The pages
+    past ``size`` are never touched, so they take no memory, and the arrays become the returned tensors without
+    a copy: at the peak, memory holds the kept steps once plus the games still being played."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.size = 0  # env steps written
+        self.lengths: List[int] = []  # env steps of each game, in the order written
+        self.obs: Dict[str, np.ndarray] = {}
+        self.action = self.reward = np.empty(0)
+
+    def add(self, game: Dict[str, list]) -> None:
+        T = len(game['reward'])
+        if self.size + T > self.capacity:
+            raise RuntimeError(f'a demonstration game of {T} env steps does not fit: {self.size} of '
+                               f'{self.capacity} env steps are written (a game longer than game_env_steps?)')
+        if not self.lengths:  # the first game gives every array's per-step shape and dtype
+            self.obs = {k: _empty(self.capacity, v) for k, v in game['obs'][0].items()}
+            self.action = _empty(self.capacity, game['action'][0])
+            self.reward = _empty(self.capacity, game['reward'][0])
+        rows = slice(self.size, self.size + T)
+        for k, out in self.obs.items():
+            np.stack([o[k] for o in game['obs']], out=out[rows])
+        np.stack(game['action'], out=self.action[rows])
+        np.stack(game['reward'], out=self.reward[rows])
+        self.size += T
+        self.lengths.append(T)
+
+
+def _empty(capacity: int, example: Any) -> np.ndarray:
+    example = np.asarray(example)
+    return np.empty((capacity, ) + example.shape, example.dtype)
 
