@@ -313,9 +313,11 @@ def main() -> None:
 
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
-    opponents = f'{cfg.env.opponent}' + (f' level {cfg.env.bot_level}' if cfg.env.opponent == 'bot' else '')
+    # what the evaluations and the final games play: bots, also for self-play and league runs (their evaluator
+    # envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random teams
+    opponents = 'random' if cfg.env.opponent == 'random' else f'bot level {cfg.env.bot_level}'
     settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
-                    opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
+                    training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
                     eval_games=args.eval_games, final_games=args.final_games, final_seed=final_seed,
                     greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds)
     result = dict(date=now(), settings=settings, runs={}, references={},
