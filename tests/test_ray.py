@@ -147,5 +147,5 @@ def test_the_flags_reach_the_config(tmp_path):
                           'ray', '--num-workers', '9', '--ray-address', 'auto'],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
-    assert 'distributed.num_workers (9) must be between 1 and env.collector_env_num (4)' in out.stderr
+    assert 'distributed.num_workers (9) must be between 1 and env.collector_env_num (8)' in out.stderr
     assert not (tmp_path / 'x').exists()
