@@ -12,7 +12,8 @@ from ppo_gobigger.cli import league_main
 from ppo_gobigger.config import ConfigError, compile_config
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, save_checkpoint
-from ppo_gobigger.pipeline.league.ratings import FILES, TABLE_FIELDS, rate, rating_table, trueskill_env
+from ppo_gobigger.pipeline.league.ratings import (FILES, TABLE_FIELDS, checkpoint_runs, rate, rating_table,
+                                                  trueskill_env)
 from ppo_gobigger.pipeline.league.round_robin import (RANDOM, Participant, bot_participants, load_checkpoints,
                                                       play_league, schedule)
 
@@ -70,6 +71,18 @@ def test_the_table_counts_games_wins_and_ranks():
     assert table == sorted(table, key=lambda row: -row['conservative'])
 
 
+def test_the_plot_draws_one_line_per_run_and_a_lone_checkpoint_apart():
+    participants = [Participant('late', path='r/late.pth.tar', envstep=900, run='r'),
+                    Participant('clone', path='clone.pth.tar', envstep=500),
+                    Participant('early', path='r/early.pth.tar', envstep=100, run='r'), Participant('b', bot_level=3)]
+    games = [record(0, ['late', 'early'], [1, 2]), record(1, ['clone', 'b'], [2, 1]), record(2, ['early', 'b'], [1, 2])]
+    table = rating_table(participants, games)
+    assert {row['name']: row['run'] for row in table} == dict(late='r', clone=None, early='r', b=None)
+    runs = checkpoint_runs(table)
+    assert {run: [row['name'] for row in rows] for run, rows in runs.items()} == dict(r=['early', 'late'],
+                                                                                      clone=['clone'])
+
+
 def test_schedule_plays_every_combination_and_rotates_the_seats():
     fixtures = schedule(participants=4, teams=3, games=3)
     assert len(fixtures) == 4 * 3
@@ -117,6 +130,7 @@ def test_the_cli_rates_a_checkpoint_and_writes_json_csv_png(tmp_path, capsys):
         rows = list(csv.DictReader(f))
     assert [r['name'] for r in rows] == [row['name'] for row in saved['table']]
     assert next(r for r in rows if r['name'] == 'iteration_0')['envstep'] == '0'
+    assert next(r for r in rows if r['name'] == 'iteration_0')['run'] == ''  # given alone, not from a run folder
     with open(out / 'league.png', 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
 
@@ -166,3 +180,4 @@ def test_a_run_folder_gives_its_checkpoints_by_env_step_without_the_best_copy(tm
     participants, _ = load_checkpoints([other], [str(tmp_path)])
     assert [p.name for p in participants] == [str(tmp_path / 'other' / 'iteration_5'), str(tmp_path / 'iteration_5'),
                                               'iteration_20']
+    assert [p.run for p in participants] == [None, str(tmp_path), str(tmp_path)]  # given alone: a run of its own

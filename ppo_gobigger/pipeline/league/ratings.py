@@ -22,7 +22,7 @@ from tabulate import tabulate
 
 from .round_robin import League, Participant
 
-TABLE_FIELDS = ('name', 'kind', 'mu', 'sigma', 'conservative', 'games', 'wins', 'mean_rank', 'envstep')
+TABLE_FIELDS = ('name', 'kind', 'mu', 'sigma', 'conservative', 'games', 'wins', 'mean_rank', 'envstep', 'run')
 FILES = ('league.json', 'league.csv', 'league.png')
 
 
@@ -45,7 +45,8 @@ def rate(records: Sequence[Dict[str, Any]], names: Sequence[str]) -> Dict[str, t
 
 def rating_table(participants: Sequence[Participant], records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """One row per participant (TABLE_FIELDS), best conservative rating first. wins: games placed first;
-    envstep: a checkpoint's training env steps (None for the bots and random)."""
+    envstep: a checkpoint's training env steps (None for the bots and random); run: the run folder it came from
+    (None for a checkpoint given alone, the bots and random)."""
     ratings = rate(records, [p.name for p in participants])
     rows = []
     for p in participants:
@@ -61,6 +62,7 @@ def rating_table(participants: Sequence[Participant], records: Sequence[Dict[str
             wins=sum(rank == 1 for rank in ranks),
             mean_rank=float(np.mean(ranks)) if ranks else None,
             envstep=p.envstep,
+            run=p.run,
         ))
     assert all(tuple(row) == TABLE_FIELDS for row in rows)
     return sorted(rows, key=lambda row: (-row['conservative'], row['name']))
@@ -88,31 +90,47 @@ def write_league(folder: str, league: League, table: Sequence[Dict[str, Any]]) -
     return paths
 
 
+def checkpoint_runs(table: Sequence[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """{run: its checkpoints' rows by env steps}, runs in table order: a run folder's checkpoints together; a
+    checkpoint given alone is a run of one, named by itself. The bots and random are in none."""
+    runs: Dict[str, List[Dict[str, Any]]] = {}
+    for row in table:
+        if row['envstep'] is not None:
+            runs.setdefault(row['run'] or row['name'], []).append(row)
+    return {run: sorted(rows, key=lambda r: r['envstep']) for run, rows in runs.items()}
+
+
 def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') -> None:
-    """The checkpoints' conservative rating and mu ± sigma against their training env steps; the bots and random
-    as labelled horizontal lines at their conservative rating. Written once at the end of a league (no atomic
-    replace needed: nobody watches the file while it grows)."""
-    checkpoints = sorted((r for r in table if r['envstep'] is not None), key=lambda r: r['envstep'])
+    """Conservative rating and mu ± sigma against training env steps: one line per run folder (its checkpoints by
+    env steps), one labelled point per checkpoint given alone (another run's: never joined to a line), and the bots
+    and random as labelled horizontal lines at their conservative rating. Written once at the end of a league (no
+    atomic replace needed: nobody watches the file while it grows)."""
+    checkpoints = [r for r in table if r['envstep'] is not None]
+    runs = checkpoint_runs(table)
     fig = Figure(figsize=(7, 5.5), layout='constrained')
     ax = fig.subplots()
+    line_colors = iter(['tab:blue', 'tab:cyan', 'tab:olive', 'tab:pink', 'navy', 'teal', 'darkkhaki', 'crimson'])
+    for label, rows in runs.items():
+        color = next(line_colors, 'black')
+        x = np.array([r['envstep'] for r in rows], dtype=np.float64)
+        mu = np.array([r['mu'] for r in rows])
+        sigma = np.array([r['sigma'] for r in rows])
+        ax.errorbar(x, mu, yerr=sigma, color=color, alpha=0.5, linestyle=':' if len(rows) > 1 else 'none',
+                    marker='s', markersize=3, capsize=3)
+        ax.plot(x, mu - 3 * sigma, marker='o' if len(rows) > 1 else 'D', markersize=5, color=color,
+                linestyle='-' if len(rows) > 1 else 'none',
+                label=f'{label}: conservative, mu ± sigma dotted' if len(rows) > 1 else
+                f'{label}: {rows[0]["conservative"]:.1f} (mu {rows[0]["mu"]:.1f} ± {rows[0]["sigma"]:.1f})')
     if checkpoints:
-        x = np.array([r['envstep'] for r in checkpoints], dtype=np.float64)
-        mu = np.array([r['mu'] for r in checkpoints])
-        sigma = np.array([r['sigma'] for r in checkpoints])
-        ax.errorbar(x, mu, yerr=sigma, color='tab:blue', alpha=0.5, linestyle=':', marker='s', markersize=3,
-                    capsize=3, label='checkpoints: mu ± sigma')
-        ax.plot(x, mu - 3 * sigma, marker='o', markersize=4, color='tab:blue',
-                label='checkpoints: conservative (mu - 3 sigma)')
-        right = x.max() or 1000.0  # a lone checkpoint at env step 0: any scale will do
+        right = max(r['envstep'] for r in checkpoints) or 1000.0  # lone checkpoints at env step 0: any scale will do
         ax.set_xlim(-0.03 * right, 1.03 * right)
     colors = iter(['tab:red', 'tab:orange', 'tab:green', 'tab:gray', 'tab:purple', 'tab:brown'])
     for row in (r for r in table if r['envstep'] is None):
         ax.axhline(row['conservative'], color=next(colors, 'black'), linestyle='--', linewidth=1,
-                   label=f'{row["name"]}: conservative {row["conservative"]:.1f} (mu {row["mu"]:.1f} ± '
-                   f'{row["sigma"]:.1f})')
+                   label=f'{row["name"]}: {row["conservative"]:.1f} (mu {row["mu"]:.1f} ± {row["sigma"]:.1f})')
     ax.set_xlabel('training env steps')
     ax.xaxis.set_major_formatter(EngFormatter(sep=''))
-    ax.set_ylabel('TrueSkill rating')
+    ax.set_ylabel('TrueSkill rating: conservative (mu - 3 sigma)')
     ax.grid(alpha=0.3)
     fig.legend(fontsize=8, loc='outside lower center', ncols=2)  # below the axes: never over a point
     ax.set_title(f'League ratings{" - " + title if title else ""}', fontsize=11, loc='left')

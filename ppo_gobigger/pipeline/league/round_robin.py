@@ -62,6 +62,7 @@ class Participant:
     train_iter: Optional[int] = None  # a checkpoint's counters
     envstep: Optional[int] = None
     trained_env: Optional[Dict[str, Any]] = None  # a checkpoint's env.preset and PLAY_ENV_KEYS
+    run: Optional[str] = None  # the run folder (--run-dir) a checkpoint came from; None for a checkpoint given alone
 
     @property
     def kind(self) -> str:
@@ -95,14 +96,16 @@ def checkpoint_paths(run_dir: str) -> List[str]:
 
 def load_checkpoints(paths: Sequence[str], run_dirs: Sequence[str] = ()) -> Tuple[List[Participant], Dict]:
     """(participants, {name: model}) of the checkpoint files ``paths`` and of every checkpoint in ``run_dirs``
-    (those ordered by envstep; a ckpt_best.pth.tar that repeats another checkpoint's counters is left out).
-    A checkpoint that does not load, or does not fit the model of its own config, is a CheckpointError naming it."""
+    (those ordered by envstep, with ``run`` set to their folder; a ckpt_best.pth.tar that repeats another checkpoint's
+    counters is left out). A checkpoint that does not load, or does not fit the model of its own config, is a CheckpointError naming it."""
     loaded = [_load(p) for p in paths]
     for folder in run_dirs:
         found = [_load(p) for p in checkpoint_paths(folder)]
         counters = {(p.train_iter, p.envstep) for p, _ in found if os.path.basename(p.path) != BEST_CKPT}
         found = [(p, m) for p, m in found
                  if os.path.basename(p.path) != BEST_CKPT or (p.train_iter, p.envstep) not in counters]
+        for p, _ in found:
+            p.run = os.path.normpath(folder)
         loaded += sorted(found, key=lambda pm: (pm[0].envstep, pm[0].path))
     unique = list({os.path.abspath(p.path): (p, m) for p, m in loaded}.values())  # a file given twice plays once
     _name_uniquely([p for p, _ in unique])
