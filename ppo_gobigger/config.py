@@ -74,7 +74,8 @@ def default_config() -> EasyDict:
             ),
             league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
                 # (bool) opponent 'self': learn from every team's steps, not only ours (all teams play the current
-                # weights, so each env step gives team_num on-policy samples; n_sample still counts env steps).
+                # weights, so each env step gives team_num on-policy samples; n_sample still counts env steps). On
+                # st_t2p2 True gave a 4x score ratio against level-3 bots for the same env steps (docs/results.md).
                 all_teams=False,
                 # (int) opponent 'league': the current weights join the pool every this many PPO iterations.
                 snapshot_every=10,
