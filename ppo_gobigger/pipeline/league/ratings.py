@@ -107,7 +107,7 @@ def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') ->
     atomic replace needed: nobody watches the file while it grows)."""
     checkpoints = [r for r in table if r['envstep'] is not None]
     runs = checkpoint_runs(table)
-    fig = Figure(figsize=(7, 5.5), layout='constrained')
+    fig = Figure(figsize=(9, 6), layout='constrained')
     ax = fig.subplots()
     line_colors = iter(['tab:blue', 'tab:cyan', 'tab:olive', 'tab:pink', 'navy', 'teal', 'darkkhaki', 'crimson'])
     for label, rows in runs.items():
@@ -119,7 +119,7 @@ def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') ->
                     marker='s', markersize=3, capsize=3)
         ax.plot(x, mu - 3 * sigma, marker='o' if len(rows) > 1 else 'D', markersize=5, color=color,
                 linestyle='-' if len(rows) > 1 else 'none',
-                label=f'{label}: conservative, mu ± sigma dotted' if len(rows) > 1 else
+                label=f'{_short(label)}: conservative, mu ± sigma dotted' if len(rows) > 1 else
                 f'{label}: {rows[0]["conservative"]:.1f} (mu {rows[0]["mu"]:.1f} ± {rows[0]["sigma"]:.1f})')
     if checkpoints:
         right = max(r['envstep'] for r in checkpoints) or 1000.0  # lone checkpoints at env step 0: any scale will do
@@ -130,8 +130,14 @@ def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') ->
                    label=f'{row["name"]}: {row["conservative"]:.1f} (mu {row["mu"]:.1f} ± {row["sigma"]:.1f})')
     ax.set_xlabel('training env steps')
     ax.xaxis.set_major_formatter(EngFormatter(sep=''))
-    ax.set_ylabel('TrueSkill rating: conservative (mu - 3 sigma)')
+    ax.set_ylabel('TrueSkill rating')
     ax.grid(alpha=0.3)
     fig.legend(fontsize=8, loc='outside lower center', ncols=2)  # below the axes: never over a point
     ax.set_title(f'League ratings{" - " + title if title else ""}', fontsize=11, loc='left')
     fig.savefig(path, dpi=100)
+
+
+def _short(run: str) -> str:
+    """A run folder as a legend names it: its last part, or the last two for a run's ckpt/ or league/ folder."""
+    parts = os.path.normpath(run).split(os.sep)
+    return os.path.join(*parts[-2:]) if parts[-1] in ('ckpt', 'league') and len(parts) > 1 else parts[-1]
