@@ -97,7 +97,8 @@ def checkpoint_paths(run_dir: str) -> List[str]:
 def load_checkpoints(paths: Sequence[str], run_dirs: Sequence[str] = ()) -> Tuple[List[Participant], Dict]:
     """(participants, {name: model}) of the checkpoint files ``paths`` and of every checkpoint in ``run_dirs``
     (those ordered by envstep, with ``run`` set to their folder; a ckpt_best.pth.tar that repeats another checkpoint's
-    counters is left out). A checkpoint that does not load, or does not fit the model of its own config, is a CheckpointError naming it."""
+    counters is left out). A checkpoint that does not load, or does not fit the model of its own config, is a
+    CheckpointError naming it."""
     loaded = [_load(p) for p in paths]
     for folder in run_dirs:
         found = [_load(p) for p in checkpoint_paths(folder)]
