@@ -46,6 +46,7 @@ from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.learn.checkpoint import export_weights
 from ppo_gobigger.pipeline.evaluate import evaluate
+from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.pipeline.serial import train
 
@@ -362,4 +363,9 @@ def main() -> None:
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except TrainingInterrupted as e:  # the run's state is in RUN_STATE (synced on the way out): say how to go on
+        logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(RUN_STATE)}/: the same command '
+                     f'with --resume goes on from it')
+        raise SystemExit(e.exit_code)
