@@ -105,24 +105,24 @@ def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') ->
     env steps), one labelled point per checkpoint given alone (another run's: never joined to a line), and the bots
     and random as labelled horizontal lines at their conservative rating. Written once at the end of a league (no
     atomic replace needed: nobody watches the file while it grows)."""
-    checkpoints = [r for r in table if r['envstep'] is not None]
     runs = checkpoint_runs(table)
     fig = Figure(figsize=(9, 6), layout='constrained')
     ax = fig.subplots()
     line_colors = iter(['tab:blue', 'tab:cyan', 'tab:olive', 'tab:pink', 'navy', 'teal', 'darkkhaki', 'crimson'])
     for label, rows in runs.items():
         color = next(line_colors, 'black')
+        alone = len(rows) == 1
         x = np.array([r['envstep'] for r in rows], dtype=np.float64)
         mu = np.array([r['mu'] for r in rows])
         sigma = np.array([r['sigma'] for r in rows])
-        ax.errorbar(x, mu, yerr=sigma, color=color, alpha=0.5, linestyle=':' if len(rows) > 1 else 'none',
-                    marker='s', markersize=3, capsize=3)
-        ax.plot(x, mu - 3 * sigma, marker='o' if len(rows) > 1 else 'D', markersize=5, color=color,
-                linestyle='-' if len(rows) > 1 else 'none',
-                label=f'{_short(label)}: conservative, mu ± sigma dotted' if len(rows) > 1 else
-                f'{label}: {rows[0]["conservative"]:.1f} (mu {rows[0]["mu"]:.1f} ± {rows[0]["sigma"]:.1f})')
-    if checkpoints:
-        right = max(r['envstep'] for r in checkpoints) or 1000.0  # lone checkpoints at env step 0: any scale will do
+        ax.errorbar(x, mu, yerr=sigma, color=color, alpha=0.5, linestyle='none' if alone else ':', marker='s',
+                    markersize=3, capsize=3)
+        ax.plot(x, mu - 3 * sigma, marker='D' if alone else 'o', markersize=5, color=color,
+                linestyle='none' if alone else '-',
+                label=f'{label}: {rows[0]["conservative"]:.1f} (mu {rows[0]["mu"]:.1f} ± {rows[0]["sigma"]:.1f})'
+                if alone else f'{_short(label)}: conservative, mu ± sigma dotted')
+    if runs:
+        right = max(rows[-1]['envstep'] for rows in runs.values()) or 1000.0  # all at env step 0: any scale will do
         ax.set_xlim(-0.03 * right, 1.03 * right)
     colors = iter(['tab:red', 'tab:orange', 'tab:green', 'tab:gray', 'tab:purple', 'tab:brown'])
     for row in (r for r in table if r['envstep'] is None):

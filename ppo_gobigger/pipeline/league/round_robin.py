@@ -101,19 +101,17 @@ def load_checkpoints(paths: Sequence[str], run_dirs: Sequence[str] = ()) -> Tupl
     CheckpointError naming it."""
     loaded = [_load(p) for p in paths]
     for folder in run_dirs:
-        found = [_load(p) for p in checkpoint_paths(folder)]
+        found = [_load(p, run=os.path.normpath(folder)) for p in checkpoint_paths(folder)]
         counters = {(p.train_iter, p.envstep) for p, _ in found if os.path.basename(p.path) != BEST_CKPT}
         found = [(p, m) for p, m in found
                  if os.path.basename(p.path) != BEST_CKPT or (p.train_iter, p.envstep) not in counters]
-        for p, _ in found:
-            p.run = os.path.normpath(folder)
         loaded += sorted(found, key=lambda pm: (pm[0].envstep, pm[0].path))
     unique = list({os.path.abspath(p.path): (p, m) for p, m in loaded}.values())  # a file given twice plays once
     _name_uniquely([p for p, _ in unique])
     return [p for p, _ in unique], {p.name: m for p, m in unique}
 
 
-def _load(path: str) -> Tuple[Participant, torch.nn.Module]:
+def _load(path: str, run: Optional[str] = None) -> Tuple[Participant, torch.nn.Module]:
     payload = load_checkpoint(path)  # weights only: raises CheckpointError naming the file
     if 'model' not in payload:
         raise CheckpointError(f'checkpoint {path} holds no model weights')
@@ -126,7 +124,7 @@ def _load(path: str) -> Tuple[Participant, torch.nn.Module]:
     model.load_state_dict(payload['model'])
     participant = Participant(
         _without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'],
-        envstep=payload['envstep'], trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS}
+        envstep=payload['envstep'], trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS}, run=run
     )
     return participant, model.eval()
 
