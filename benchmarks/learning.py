@@ -7,16 +7,18 @@
    (the config's seed, the same block for every run), which the in-training evaluations never saw.
 3. Reference rows on the same final games: our team's side played by a uniformly random team and by GoBigger's
    level-1, level-2 and level-3 bots (env.stand_in, at the opponents' decision rate), against the same opponents.
+   A kickstarted run (pretrain.env_steps > 0) also plays its kickstart alone (the weights before any PPO update) on
+   the same games, and `--vs-level N` plays each run's last checkpoint on them against level-N bots as well.
 
 Long runs: each run's experiment folder is benchmarks/runs/<run tag>/ (not committed). While it trains, its latest
 checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/ (latest.pth.tar, learner.jsonl,
-evaluator.jsonl, and a league run's league/ snapshots and pool: commit them), and `--resume` continues every
+evaluator.jsonl, a kickstarted run's kickstart.pth.tar and a league run's league/ snapshots and pool: commit them), and `--resume` continues every
 unfinished run from there, on any machine.
 
 Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
 mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
 wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
-`gobigger-eval --ckpt PATH --seed N`), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1.
+`gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1.
 Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
 """
 import argparse
@@ -48,7 +50,8 @@ from ppo_gobigger.pipeline.learn.checkpoint import export_weights
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
-from ppo_gobigger.pipeline.serial import train
+from ppo_gobigger.envs.opponents import BOT_LEVELS
+from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
@@ -119,11 +122,13 @@ def copy_new_files(src: str, dst: str) -> None:
 
 
 class RunState:
-    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar) and the logs."""
+    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar), the logs and a
+    kickstarted run's kickstart (kickstart.pth.tar: the weights before PPO, played as a row of their own)."""
 
     def __init__(self, run_tag: str, exp_dir: str) -> None:
         self.folder = os.path.join(RUN_STATE, run_tag)
         self.checkpoint = os.path.join(self.folder, 'latest.pth.tar')
+        self.kickstart = os.path.join(self.folder, KICKSTART_CHECKPOINT)
         self.exp_dir = exp_dir
         self._copied: Optional[str] = None
         self._stop = threading.Event()
@@ -144,6 +149,10 @@ class RunState:
 
     def sync(self) -> None:
         """Copy the experiment folder's latest checkpoint and logs here, if there is a newer checkpoint."""
+        kickstart = os.path.join(self.exp_dir, 'ckpt', KICKSTART_CHECKPOINT)
+        if os.path.isfile(kickstart) and not os.path.isfile(self.kickstart):  # written once, before PPO
+            os.makedirs(self.folder, exist_ok=True)
+            copy_atomically(kickstart, self.kickstart)
         latest = latest_checkpoint(self.exp_dir)
         if latest is None or latest == self._copied:
             return
@@ -188,13 +197,58 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     with state:
         train(apply_overrides(main_config, overrides), create_config, seed=seed, max_env_step=args.env_steps,
               resume=resume, progress=False)
-    return dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir),
-                session_wall_time_s=time.time() - start)
+    run = dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir),
+               session_wall_time_s=time.time() - start)
+    if os.path.isfile(state.kickstart):
+        run['kickstart_checkpoint'] = os.path.relpath(state.kickstart, HERE)
+    return run
+
+
+def vs_level(level: int) -> str:
+    """A run's key for its final games against level-``level`` bots (--vs-level)."""
+    return f'vs level-{level} bots'
+
+
+def play_final_games(run_tag: str, run: Dict, args, final_seed: int) -> None:
+    """The final rows of a trained run that it lacks: its last checkpoint on the final games ('final'), its
+    kickstart alone on them ('kickstart', a kickstarted run), and the last checkpoint against each --vs-level.
+    Each checkpoint played is published first; ``run`` gets the rows and the published paths."""
+    if 'published' not in run:
+        published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
+        export_weights(run['checkpoint'], published)
+        run['published'] = os.path.relpath(published, HERE)
+        run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
+    if 'final' not in run:
+        run['final'] = final_row(evaluate(os.path.join(HERE, run['published']), episodes=args.final_games,
+                                          seed=final_seed))
+    if 'kickstart_checkpoint' in run and 'kickstart' not in run:
+        published = os.path.join(PUBLISHED, f'{run_tag}_kickstart.pth.tar')
+        export_weights(os.path.join(HERE, run['kickstart_checkpoint']), published)
+        run['kickstart_published'] = os.path.relpath(published, HERE)
+        logging.info(f'run {run_tag}: its kickstart alone on the final games')
+        run['kickstart'] = final_row(evaluate(published, episodes=args.final_games, seed=final_seed))
+    for level in args.vs_level:
+        if vs_level(level) not in run.setdefault('final_vs', {}):
+            logging.info(f'run {run_tag}: the final games against level-{level} bots')
+            report = evaluate(os.path.join(HERE, run['published']), episodes=args.final_games, seed=final_seed,
+                              overrides=[f'env.bot_level={level}'])
+            run['final_vs'][vs_level(level)] = final_row(report)
 
 
 def summary(rows: List[Dict]) -> Dict:
     return {f'{stat}_{field}': float(fn([r[field] for r in rows]))
             for field in SUMMARY_FIELDS for stat, fn in (('mean', np.mean), ('min', np.min), ('max', np.max))}
+
+
+def run_rows(run_tag: str, run: Dict) -> List[tuple]:
+    """(name, summary key, final row) of each final row a run has: its last checkpoint, its kickstart alone, and
+    its last checkpoint against other bot levels."""
+    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps)', 'summary', run['final'])]
+    if 'kickstart' in run:
+        rows.append((f'{run_tag}: its kickstart alone', 'summary_kickstart', run['kickstart']))
+    rows += [(f'{run_tag} {name}', f'summary_{name.replace(" ", "_").replace("-", "")}', row)
+             for name, row in run.get('final_vs', {}).items()]
+    return rows
 
 
 def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: str) -> None:
@@ -263,18 +317,18 @@ def print_tables(result: Dict) -> None:
                        headers=('env steps', 'train s', 'games', 'win rate', 'score ratio', 'rank', 'reward')))
     s = result['settings']
     print(f'\nfinal: {s["final_games"]} games on held-out seeds (env seed {s["final_seed"]}), {s["preset"]} vs '
-          f'{s["opponents"]}, {"greedy" if s["greedy"] else "sampled"} actions')
-    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps)', run['final'])
-            for run_tag, run in result['runs'].items() if 'final' in run]
+          f'{s["opponents"]} unless a row says otherwise, {"greedy" if s["greedy"] else "sampled"} actions')
+    rows = [(name, r) for run_tag, run in result['runs'].items() if 'final' in run
+            for name, _, r in run_rows(run_tag, run)]
     rows += [(f'{name} (reference)', r) for name, r in result['references'].items()]
     print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
                      f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
                    headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
-    if 'summary' in result:
-        m = result['summary']
-        print(f'over {len(rows) - len(result["references"])} runs: win rate mean {m["mean_win_rate"]:.2f} '
-              f'(min {m["min_win_rate"]:.2f}), score ratio mean {m["mean_score_ratio_mean"]:.3f} '
-              f'(min {m["min_score_ratio_mean"]:.3f}), rank mean {m["mean_rank_mean"]:.2f}')
+    finished = sum('final' in run for run in result['runs'].values())
+    for key, m in ((k, v) for k, v in result.items() if k.startswith('summary')):
+        print(f'{key} over {finished} runs: win rate mean {m["mean_win_rate"]:.2f} (min {m["min_win_rate"]:.2f}), '
+              f'score ratio mean {m["mean_score_ratio_mean"]:.3f} (min {m["min_score_ratio_mean"]:.3f}), rank mean '
+              f'{m["mean_rank_mean"]:.2f}')
 
 
 def main() -> None:
@@ -291,6 +345,8 @@ def main() -> None:
     parser.add_argument('--only-train', action='store_true',
                         help='train (or resume) the runs up to --env-steps, then stop: no final games yet')
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
+    parser.add_argument('--vs-level', type=int, action='append', default=[], metavar='N',
+                        help='also play each run\'s last checkpoint on the final games against level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows)')
@@ -311,6 +367,9 @@ def main() -> None:
         parser.error('--env-steps and --eval-every are required to train')
     if args.seeds < 1:
         parser.error(f'--seeds must be >= 1, got {args.seeds}')
+    for level in args.vs_level:
+        if level not in BOT_LEVELS:
+            parser.error(f'--vs-level must be one of {list(BOT_LEVELS)}, got {level}')
 
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
@@ -335,14 +394,9 @@ def main() -> None:
             run = dict(seed=seed, env_steps=args.env_steps, **train_run(main_config, create_config, run_tag, seed, args))
             result['runs'][run_tag] = run
             write_json(json_path, result)
-        if args.only_train or 'final' in run:
+        if args.only_train:
             continue
-        report = evaluate(run['checkpoint'], episodes=args.final_games, seed=final_seed)
-        run['final'] = final_row(report)
-        published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
-        export_weights(run['checkpoint'], published)
-        run['published'] = os.path.relpath(published, HERE)
-        run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
+        play_final_games(run_tag, run, args, final_seed)
         write_json(json_path, result)
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)
@@ -353,9 +407,11 @@ def main() -> None:
                                   overrides=overrides)
                 result['references'][name] = final_row(report)
                 write_json(json_path, result)
-    finals = [r['final'] for r in result['runs'].values() if 'final' in r]
-    if finals:
-        result['summary'] = summary(finals)
+    by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind
+    for run_tag, run in result['runs'].items():
+        for _, key, row in (run_rows(run_tag, run) if 'final' in run else []):
+            by_kind.setdefault(key, []).append(row)
+    result.update({key: summary(rows) for key, rows in by_kind.items()})
     result['date'] = now()
     write_json(json_path, result)
     plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)

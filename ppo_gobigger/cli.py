@@ -77,7 +77,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     except TrainingInterrupted as e:
-        if e.checkpoint is None:  # a torchrun rank other than 0: rank 0 writes the checkpoint
+        if e.checkpoint is None:  # a torchrun rank other than 0 (rank 0 writes it), or stopped in the kickstart
             print(f'{e.signal_name}: training stopped.', file=sys.stderr)
         else:
             print(f'{e.signal_name}: training stopped. Checkpoint: {e.checkpoint}\n'

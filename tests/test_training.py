@@ -193,6 +193,10 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     assert all(0 < r['imitation_loss'] < 2 * kick['imitation_loss'] for r in log[1:])  # the demonstrations' term
     reports = read_jsonl(tmp_path / 'kick' / 'evaluator.jsonl')
     assert [r['collector_envstep'] for r in reports] == [120, 632]
+    kickstart = load_checkpoint(tmp_path / 'kick' / 'ckpt' / 'kickstart.pth.tar')  # before any PPO update
+    assert (kickstart['train_iter'], kickstart['envstep']) == (0, 120)
+    final = load_checkpoint(tmp_path / 'kick' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')
+    assert any(not torch.equal(w, final['model'][k]) for k, w in kickstart['model'].items())
 
 
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():

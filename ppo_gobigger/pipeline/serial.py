@@ -33,6 +33,7 @@ from .play.collector import split_envs
 from .play.evaluator import format_report
 
 logger = logging.getLogger('ppo_gobigger')
+KICKSTART_CHECKPOINT = 'kickstart.pth.tar'  # in <exp>/ckpt: the weights after the kickstart, before any PPO
 
 
 def train(
@@ -132,6 +133,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         return state
 
     resume_state = state_now(first_episodes)
+    kickstarting = payload is None and cfg.pretrain.env_steps > 0  # until the imitated weights are complete
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
@@ -149,11 +151,15 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
 
     try:
         with guard:
-            if payload is None and cfg.pretrain.env_steps > 0:
+            if kickstarting:
                 stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
                 learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
                 resume_state = state_now(first_episodes)
+                if rank.is_main:  # the kickstart alone, to compare with what PPO makes of it
+                    path = learner.save(learned_envstep, resume_state, KICKSTART_CHECKPOINT)
+                    logger.info(f'kickstart saved: {path}')
+                kickstarting = False
             collector, evaluator = workers.start()
             collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
             eval_freq = cfg.policy.eval.evaluator.eval_freq
@@ -199,7 +205,10 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             if last_eval != collector.envstep and rank.is_main:  # the final state is always evaluated and saved
                 report = save_and_evaluate(collector.envstep)
     except TrainingInterrupted as e:
-        if rank.is_main:
+        if kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
+            logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command starts '
+                         'the run again')
+        elif rank.is_main:
             e.checkpoint = learner.save(learned_envstep, resume_state)
             logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
         raise
