@@ -1,0 +1,65 @@
+"""benchmarks/learning.py on small settings: a kickstarted run's rows (its last checkpoint, its kickstart alone, and
+the last checkpoint against other bot levels) on the same final games, what it publishes, and --resume adding a row."""
+import importlib.util
+import json
+import logging
+import os
+import sys
+
+import pytest
+import torch
+
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
+from test_training import ROOT, SMALL
+
+
+@pytest.fixture
+def learning(tmp_path, monkeypatch):
+    """benchmarks/learning.py as a module whose results, run states and experiment folders are under tmp_path."""
+    spec = importlib.util.spec_from_file_location('learning_benchmark', os.path.join(ROOT, 'benchmarks', 'learning.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, 'HERE', str(tmp_path))
+    for name, folder in (('RESULTS', 'results'), ('RUN_STATE', 'results/runs'), ('PUBLISHED', 'results/checkpoints'),
+                         ('RUNS', 'runs')):
+        monkeypatch.setattr(module, name, str(tmp_path / folder))
+
+    root = logging.getLogger()  # main() sets up the root logger: put it back for the tests that follow
+    monkeypatch.setattr(root, 'handlers', list(root.handlers))
+    monkeypatch.setattr(root, 'level', root.level)
+
+    def run(*args):
+        sets = [a for item in SMALL + ['pretrain.env_steps=100', 'policy.model.actor_head="discrete"']
+                if not item.startswith(('max_env_step', 'policy.eval')) for a in ('--set', item)]
+        monkeypatch.setattr(sys, 'argv', ['learning.py', *sets, '--tag', 'kick', '--env-steps', '376',
+                                          '--eval-every', '256', '--eval-games', '2', '--final-games', '2',
+                                          '--no-references', *args])
+        module.main()
+        with open(tmp_path / 'results' / 'learning_kick.json') as f:
+            return json.load(f)
+
+    return run
+
+
+def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(learning, tmp_path):
+    result = learning('--vs-level', '2')
+    run = result['runs']['kick']
+    assert [p['env_steps'] for p in run['curve']] == [120, 376]  # after the kickstart's 2 games, after PPO
+    for key in ('final', 'kickstart'):
+        assert run[key]['games'] == 2 and 0.0 <= run[key]['win_rate'] <= 1.0
+    assert list(run['final_vs']) == ['vs level-2 bots'] and run['final_vs']['vs level-2 bots']['games'] == 2
+    assert {'summary', 'summary_kickstart', 'summary_vs_level2_bots'} <= set(result)
+
+    kickstart = load_checkpoint(tmp_path / run['kickstart_published'])  # weights before any PPO update
+    final = load_checkpoint(tmp_path / run['published'])
+    assert run['kickstart_published'] == 'results/checkpoints/kick_kickstart.pth.tar'
+    assert (kickstart['train_iter'], kickstart['envstep'], final['envstep']) == (0, 120, 376)
+    assert any(not torch.equal(w, final['model'][k]) for k, w in kickstart['model'].items())
+    assert os.path.isfile(tmp_path / 'results' / 'runs' / 'kick' / 'kickstart.pth.tar')  # committed for --resume
+
+    again = learning('--vs-level', '2', '--vs-level', '1', '--resume')  # a finished run: only the new row is played
+    run_again = again['runs']['kick']
+    assert list(run_again['final_vs']) == ['vs level-2 bots', 'vs level-1 bots']
+    for key in ('final', 'kickstart', 'curve'):
+        assert run_again[key] == run[key]
+    assert run_again['final_vs']['vs level-2 bots'] == run['final_vs']['vs level-2 bots']
