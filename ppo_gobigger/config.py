@@ -69,8 +69,10 @@ def default_config() -> EasyDict:
                 env_steps=0,
                 # (int) Level of the bots that play our side in the demonstrations (1, 2 or 3).
                 bot_level=2,
-                # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size, its learning_rate).
+                # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size).
                 epochs=4,
+                # (float or None) Adam learning rate of the imitation; None: policy.learn.learning_rate.
+                learning_rate=None,
             ),
             league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
                 # (bool) opponent 'self': learn from every team's steps, not only ours (all teams play the current
@@ -226,6 +228,10 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'policy.learn.epoch_per_collect must be >= 1, got {learn.epoch_per_collect}')
     if learn.dual_clip is not None and learn.dual_clip <= 1.0:
         raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
+    if learn.target_kl is not None and learn.target_kl <= 0:
+        raise ConfigError(f'policy.learn.target_kl must be None or > 0, got {learn.target_kl}')
+    if cfg.pretrain.learning_rate is not None and cfg.pretrain.learning_rate <= 0:
+        raise ConfigError(f'pretrain.learning_rate must be None or > 0, got {cfg.pretrain.learning_rate}')
     if cfg.pretrain.env_steps < 0 or cfg.pretrain.epochs < 1:
         raise ConfigError(f'pretrain.env_steps must be >= 0 and pretrain.epochs >= 1, got {cfg.pretrain.env_steps} '
                           f'and {cfg.pretrain.epochs}')

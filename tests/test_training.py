@@ -258,3 +258,18 @@ def test_evaluator_plays_under_every_manager_type(tmp_path, manager_type):
     finally:
         close_env_manager(evaluator_env)
     assert report['episode_count'] == 2 and report['envstep_count'] == 2 * 20
+
+
+def test_target_kl_stops_an_iteration_once_the_policy_has_moved_that_far(tmp_path):
+    """policy.learn.target_kl: the updates of an iteration stop at the first minibatch whose approx_kl from the
+    rollout's policy exceeds it; the first minibatch of each iteration (KL 0: the rollout's own policy) always steps.
+    Without it an iteration makes every update (2 epochs x 2 minibatches here)."""
+    from ppo_gobigger.pipeline.serial import train
+    main_config, create_config = small_config(tmp_path / 'kl', 'policy.learn.target_kl=1e-4',
+                                              'policy.learn.learning_rate=1e-2', 'max_env_step=512')
+    train(main_config, create_config, progress=False)
+    log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')
+    assert len(log) == 2
+    for record in log:
+        assert record['kl_stopped'] == 1.0 and 1 <= record['update_count'] < 4
+    assert log[-1]['train_iter'] == sum(r['update_count'] for r in log)

@@ -77,6 +77,10 @@ class GoBiggerPPOPolicy(Policy):
             imitation_anneal=False,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
+            # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the
+            # rollout's policy exceeds this (checked before that minibatch's step; the rest of the epochs are
+            # skipped). None: every epoch runs to the end.
+            target_kl=None,
             # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
             value_clip=True,
             # (float or None) Dual clip constant c > 1 for negative advantages; None turns it off.
@@ -127,10 +131,12 @@ class GoBiggerPPOPolicy(Policy):
         self._skipped_updates = 0  # NaN/inf updates in all
         # What a learner of several processes hands in through learn_mode.set_attribute
         # (pipeline/distributed/torchrun.py): average_gradients(parameters) makes every gradient the mean over the
-        # processes, and pooled_moments(x) gives (count, mean, variance) of x over them. One process: nothing to
+        # processes, pooled_moments(x) gives (count, mean, variance) of x over them, and mean_over_ranks(x) the
+        # mean of a scalar over them (so that every process stops at the same update). One process: nothing to
         # average, its own moments.
         self._average_gradients: Callable[[Iterable[torch.nn.Parameter]], None] = lambda parameters: None
         self._pooled_moments: Callable[[torch.Tensor], Tuple[int, torch.Tensor, torch.Tensor]] = local_moments
+        self._mean_over_ranks: Callable[[torch.Tensor], torch.Tensor] = lambda x: x
 
     def _skip_nonfinite_update(self, loss: torch.Tensor, grad_norm: torch.Tensor) -> None:
         """Drop this update's gradient; stop training after max_nonfinite_updates in a row."""
@@ -203,10 +209,13 @@ class GoBiggerPPOPolicy(Policy):
         action, old_logp, advantage = flat(data['action']), flat(old_logp), flat(advantage)  # (S, A)
         target, old_value = flat(target), flat(old_value)  # (S, A)
 
-        # 4. epochs of shuffled minibatches
+        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl
         self._learn_model.train()
         stats: Dict[str, List[float]] = {}
+        kl_stopped = False
         for _ in range(cfg.epoch_per_collect):
+            if kl_stopped:
+                break
             for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
                 out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
                 dist = Categorical(logits=out['logit'])  # batch shape (M, A)
@@ -215,6 +224,9 @@ class GoBiggerPPOPolicy(Policy):
                 if cfg.adv_norm:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 pl = policy_loss(logp, old_logp[idx], adv, cfg.clip_ratio, cfg.dual_clip)
+                if cfg.target_kl is not None and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl:
+                    kl_stopped = True
+                    break
                 vl = value_loss(
                     out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None
                 )
@@ -244,6 +256,7 @@ class GoBiggerPPOPolicy(Policy):
                     if x is not None:
                         stats.setdefault(name, []).append(float(x.detach()))
         result = self._result(stats, ev, lr)
+        result['kl_stopped'] = float(kl_stopped)
         if 'imitation_loss' in result:
             result['imitation_weight'] = imitation_weight
         return result
@@ -258,12 +271,14 @@ class GoBiggerPPOPolicy(Policy):
         return torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
 
     def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor, epochs: int,
-                on_update: Optional[Callable[[int, Dict[str, float]], None]] = None) -> Dict[str, float]:
+                on_update: Optional[Callable[[int, Dict[str, float]], None]] = None,
+                learning_rate: Optional[float] = None) -> Dict[str, float]:
         """Behaviour cloning before PPO (see pipeline/learn/pretrain.py): the actor learns to play ``action``
         (cross-entropy) and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
 
         obs: {key: (S, A, ...)}, action: (S, A) demonstrated action indices, returns: (S, A) in return units.
         on_update(epoch, stats): called after each minibatch with its epoch (from 0) and its figures (progress).
+        learning_rate: Adam's step size here (None: policy.learn.learning_rate).
         Returns the mean over the last epoch of imitation_loss, imitation_accuracy and value_loss.
         """
         cfg = self._cfg.learn
@@ -276,7 +291,8 @@ class GoBiggerPPOPolicy(Policy):
             target = self._value_norm.normalize(returns)  # (S, A)
         else:
             target = returns
-        self._set_learning_rate(0.0)
+        for group in self._optimizer.param_groups:
+            group['lr'] = cfg.learning_rate if learning_rate is None else learning_rate
         self._learn_model.train()
         S = len(action)
         for epoch in range(epochs):

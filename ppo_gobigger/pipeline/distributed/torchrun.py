@@ -134,11 +134,22 @@ def pooled_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
     return int(count), mean, squares / count
 
 
+def mean_over_ranks(x: torch.Tensor) -> torch.Tensor:
+    """The mean of the scalar x over the ranks; x itself in one process."""
+    if not is_distributed():
+        return x
+    total = x.detach().clone()
+    dist.all_reduce(total)
+    return total / dist.get_world_size()
+
+
 def learn_together(learn_mode) -> None:
-    """Make the policy's updates those of all ranks: each minibatch's gradients averaged and the value-norm
-    statistics pooled over them (GoBiggerPPOPolicy reads both as attributes set through learn_mode)."""
+    """Make the policy's updates those of all ranks: each minibatch's gradients averaged, the value-norm
+    statistics pooled over them and the target_kl stop taken on their mean approx_kl (GoBiggerPPOPolicy reads the
+    three as attributes set through learn_mode)."""
     learn_mode.set_attribute('average_gradients', average_gradients)
     learn_mode.set_attribute('pooled_moments', pooled_moments)
+    learn_mode.set_attribute('mean_over_ranks', mean_over_ranks)
 
 
 def decide(flag: bool) -> bool:

@@ -99,17 +99,18 @@ def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict, progress: Optional[boo
     demos = collect_demonstrations(cfg, create_cfg, progress)
     collect_time = time.time() - start
     with learning_threads(cfg.policy.learn.torch_threads):  # the env processes are closed: every core learns
-        stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, progress)
+        stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, cfg.pretrain.learning_rate,
+                        progress)
     stats.update(env_steps=demos['env_steps'], collect_time=collect_time,
                  learn_time=time.time() - start - collect_time)
     logger.info('kickstart: ' + ', '.join(f'{k} {v:.4g}' for k, v in stats.items()))
     return stats
 
 
-def imitate(policy, demos: Dict[str, torch.Tensor], epochs: int, batch_size: int,
+def imitate(policy, demos: Dict[str, torch.Tensor], epochs: int, batch_size: int, learning_rate: Optional[float],
             progress: Optional[bool] = None) -> Dict[str, float]:
     """The policy's imitation of the demonstrations (GoBiggerPPOPolicy.imitate), with a bar over its minibatch
-    updates and a log line at the end of each epoch."""
+    updates and a log line at the end of each epoch. learning_rate None: the PPO updates' (policy.learn)."""
     steps = len(demos['action'])
     updates_per_epoch = math.ceil(steps / batch_size)
     logger.info(f'kickstart: imitating {steps:,} env steps, {epochs} epochs of {updates_per_epoch} minibatches')
@@ -127,7 +128,7 @@ def imitate(policy, demos: Dict[str, torch.Tensor], epochs: int, batch_size: int
             epoch_stats.clear()
 
     try:
-        return policy.imitate(demos['obs'], demos['action'], demos['returns'], epochs, on_update)
+        return policy.imitate(demos['obs'], demos['action'], demos['returns'], epochs, on_update, learning_rate)
     finally:
         bar.close()
 
