@@ -12,14 +12,14 @@
 
 Long runs: each run's experiment folder is benchmarks/runs/<run tag>/ (not committed). While it trains, its latest
 checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/ (latest.pth.tar, learner.jsonl,
-evaluator.jsonl, a kickstarted run's kickstart.pth.tar and a league run's league/ snapshots and pool: commit them), and `--resume` continues every
-unfinished run from there, on any machine.
+evaluator.jsonl, a kickstarted run's kickstart.pth.tar and a league run's league/ snapshots and pool: commit them),
+and `--resume` continues every unfinished run from there, on any machine.
 
 Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
 mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
 wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
-`gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1.
-Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
+`gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures
+last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
 """
 import argparse
 import datetime
