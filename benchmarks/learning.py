@@ -19,7 +19,8 @@ Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row
 mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
 wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
 `gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures
-last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
+last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from
+learner.jsonl (evaluations excluded).
 """
 import argparse
 import datetime
