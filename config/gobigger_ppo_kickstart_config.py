@@ -7,6 +7,10 @@ first PPO update, <exp>/ckpt/kickstart.pth.tar) is what PPO has to beat: benchma
 same final games (docs/results.md, "PPO past its teacher").
 - policy.model.actor_head='discrete': a logit per action learns the bots' moves; the default's directional head
   imitated them much more slowly (tests/test_training.py, test_kickstart_imitates_the_bots_then_ppo_goes_on).
+- env.reward='log_ratio', env.team_spirit=1: each step pays the change of ln(our team's score / the best other
+  team's), a game's return is ln(its final score ratio), > 0 when won. With the default's log_score (half the
+  player's own), PPO raised that reward and lost games the kickstart won: greedy evaluations went from 8 of 8 to
+  5 of 8 in 108,000 env steps of PPO (docs/results.md, "PPO past its teacher").
 - policy.learn.learning_rate=1e-4, target_kl=0.02: PPO with the default's 1e-3 moved the imitated policy by an
   approx_kl of 0.1-0.3 an iteration and took the greedy team from 8 of 8 wins (score ratio 15.2) to 5 of 8 (3.1)
   in 36,000 env steps (docs/results.md, "PPO past its teacher").
@@ -18,6 +22,8 @@ from gobigger_ppo_config import create_config, main_config as _base
 main_config = deepcopy(_base)
 main_config.exp_name = 'exp/gobigger_ppo_kickstart_st_t2p2'
 main_config.pretrain = dict(env_steps=36_000, bot_level=2, epochs=16, learning_rate=1e-3)  # the PPO steps' is 1e-4
+main_config.env.reward = 'log_ratio'
+main_config.env.team_spirit = 1.0
 main_config.policy.model.actor_head = 'discrete'
 main_config.policy.learn.learning_rate = 1e-4
 main_config.policy.learn.target_kl = 0.02
