@@ -423,6 +423,9 @@ if __name__ == '__main__':
     try:
         main()
     except TrainingInterrupted as e:  # the run's state is in RUN_STATE (synced on the way out): say how to go on
-        logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(RUN_STATE)}/: the same command '
-                     f'with --resume goes on from it')
+        if e.checkpoint is None:  # stopped in a kickstart: nothing of that run was saved
+            logging.info(f'{e.signal_name}: stopped; the same command with --resume starts that run again')
+        else:
+            logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(RUN_STATE)}/: the same '
+                         f'command with --resume goes on from it')
         raise SystemExit(e.exit_code)
