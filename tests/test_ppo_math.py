@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from ppo_gobigger.policy.ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
+from ppo_gobigger.policy.ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, policy_loss,
+                                         value_loss)
 
 
 def _t(x, dtype=torch.float32):
@@ -131,6 +132,27 @@ def test_value_norm_matches_numpy_over_batches_and_round_trips():
     restored = ValueNorm()
     restored.load_state_dict(norm.state_dict())
     torch.testing.assert_close(restored.normalize(x), norm.normalize(x))
+
+
+def test_distillation_kl_hand_computed_and_against_torch():
+    """KL(teacher || policy): hand-computed for two actions, 0 for equal policies, and torch's kl_divergence on
+    random (M, A, N) logits, with its gradient pulling the policy towards the teacher."""
+    teacher = torch.log(torch.tensor([0.75, 0.25]))
+    policy = torch.log(torch.tensor([0.5, 0.5]))
+    expected = 0.75 * np.log(0.75 / 0.5) + 0.25 * np.log(0.25 / 0.5)
+    assert float(distillation_kl(teacher, policy)) == pytest.approx(expected, rel=1e-6)
+    assert float(distillation_kl(teacher, teacher)) == pytest.approx(0.0, abs=1e-7)
+    g = torch.Generator().manual_seed(0)
+    t_logit, logit = torch.randn(5, 2, 18, generator=g), torch.randn(5, 2, 18, generator=g, requires_grad=True)
+    t_logp, logp = torch.log_softmax(t_logit, -1), torch.log_softmax(logit, -1)
+    reference = torch.distributions.kl_divergence(torch.distributions.Categorical(logits=t_logit),
+                                                  torch.distributions.Categorical(logits=logit))  # (5, 2)
+    kl = distillation_kl(t_logp, logp)
+    assert kl.shape == (5, 2)
+    torch.testing.assert_close(kl, reference)
+    kl.sum().backward()
+    step = logit - 0.1 * logit.grad
+    assert float(distillation_kl(t_logp, torch.log_softmax(step, -1)).sum()) < float(kl.sum())
 
 
 def test_explained_variance():

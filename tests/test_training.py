@@ -199,6 +199,43 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
     assert any(not torch.equal(w, final['model'][k]) for k, w in kickstart['model'].items())
 
 
+def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tmp_path, trained):
+    """policy.learn.kickstart_kl: every PPO update adds KL(kickstart || policy) on the rollout's states, its weight
+    falling linearly to 0 at kickstart_kl_end; the kickstart's weights ride in every checkpoint unchanged, a resumed
+    run distils the same teacher, and a checkpoint that cannot name one (a run without a kickstart) is refused."""
+    from ppo_gobigger.pipeline.serial import train
+    settings = ['pretrain.env_steps=100', 'pretrain.epochs=2', 'policy.eval.evaluator.eval_freq=10000',
+                'policy.model.actor_head="discrete"', 'policy.learn.learning_rate=1e-2',
+                'policy.learn.kickstart_kl=2.0', 'policy.learn.kickstart_kl_end=0.8']
+    main_config, create_config = small_config(tmp_path / 'kl', *settings, 'max_env_step=632')
+    train(main_config, create_config, progress=False)
+    log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')[1:]  # the PPO iterations, after the kickstart's line
+    assert [r['envstep'] for r in log] == [376, 632]
+    # the weight at each iteration's progress (envstep / max_env_step), linear to 0 at 0.8 of the run
+    assert [r['kickstart_kl_weight'] for r in log] == pytest.approx([2.0 * (1 - 376 / 632 / 0.8), 0.0])
+    assert log[0]['kickstart_kl'] > 0  # the policy moved away from its teacher within the first iteration
+    kickstart = load_checkpoint(tmp_path / 'kl' / 'ckpt' / 'kickstart.pth.tar')
+    last = load_checkpoint(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')
+    for name, w in kickstart['model'].items():
+        assert torch.equal(kickstart['teacher'][name], w) and torch.equal(last['teacher'][name], w), name
+    assert any(not torch.equal(w, last['model'][k]) for k, w in kickstart['model'].items())
+
+    # resumed from a checkpoint after PPO: the same teacher goes on (weight constant here: no end)
+    resumed, _ = small_config(tmp_path / 'kl2', *settings[:-1], 'max_env_step=888')
+    train(resumed, create_config, resume=str(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'),
+          progress=False)
+    log2 = read_jsonl(tmp_path / 'kl2' / 'learner.jsonl')
+    assert [r['envstep'] for r in log2] == [888] and log2[0]['kickstart_kl_weight'] == 2.0
+    again = load_checkpoint(tmp_path / 'kl2' / 'ckpt' / f'iteration_{log2[-1]["train_iter"]}.pth.tar')
+    assert all(torch.equal(again['teacher'][k], w) for k, w in kickstart['model'].items())
+
+    # a PPO checkpoint of a run without a kickstart has no teacher to distil
+    exp_dir, _ = trained
+    scratch, _ = small_config(tmp_path / 'kl3', *[s for s in settings if 'actor_head' not in s], 'max_env_step=2048')
+    with pytest.raises(CheckpointError, match='kickstart_kl=2.0 needs the kickstart'):
+        train(scratch, create_config, resume=str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), progress=False)
+
+
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
     """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
     land in the order they finish, the returned views are the same memory, and a game that does not fit is an

@@ -5,6 +5,7 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
+import copy
 import logging
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -15,7 +16,7 @@ from torch.distributions import Categorical
 from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
-from .ppo_math import ValueNorm, explained_variance, gae, policy_loss, value_loss
+from .ppo_math import ValueNorm, distillation_kl, explained_variance, gae, policy_loss, value_loss
 
 
 # what each minibatch update reports; learn returns their means over an iteration
@@ -75,6 +76,15 @@ class GoBiggerPPOPolicy(Policy):
             # (bool) Anneal imitation_weight linearly to 0 over max_env_step (PPO is held near the bots' play early
             # and free of them by the end).
             imitation_anneal=False,
+            # (float) After a kickstart: weight of KL(kickstart policy || current policy) on the rollout's own
+            # states, added to every PPO update (kickstarting by distillation): the frozen kickstart keeps PPO near
+            # the bots' play where the team goes now, with no demonstrations in memory. The kickstart's weights
+            # travel in every checkpoint, so a resumed run keeps its teacher. 0: off.
+            kickstart_kl=0.0,
+            # (float or None) The share of max_env_step (counted from the run's start, the kickstart's env steps
+            # included) at which kickstart_kl has fallen linearly to 0: PPO is free of the teacher from there on.
+            # None: kickstart_kl stays constant.
+            kickstart_kl_end=None,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
             # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the
@@ -127,6 +137,7 @@ class GoBiggerPPOPolicy(Policy):
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self._value_norm = ValueNorm().to(self._device)
         self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
+        self._teacher: Optional[torch.nn.Module] = None  # the frozen kickstart, when policy.learn.kickstart_kl > 0
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
         # What a learner of several processes hands in through learn_mode.set_attribute
@@ -163,6 +174,17 @@ class GoBiggerPPOPolicy(Policy):
             group['lr'] = lr
         return lr
 
+    def _kickstart_kl_weight(self, progress: float) -> float:
+        """kickstart_kl at ``progress`` (the share of max_env_step collected): linear to 0 at kickstart_kl_end."""
+        cfg = self._cfg.learn
+        if cfg.kickstart_kl_end is None:
+            return cfg.kickstart_kl
+        return cfg.kickstart_kl * max(0.0, 1.0 - progress / cfg.kickstart_kl_end)
+
+    def _freeze_teacher(self) -> None:
+        """The current weights become the kickstart teacher: a frozen copy, never trained."""
+        self._teacher = copy.deepcopy(self._learn_model).eval().requires_grad_(False)
+
     def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0) -> Dict[str, float]:
         """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates.
 
@@ -175,6 +197,7 @@ class GoBiggerPPOPolicy(Policy):
         cfg = self._cfg.learn
         lr = self._set_learning_rate(progress)
         imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
+        kickstart_kl_weight = self._kickstart_kl_weight(progress) if self._teacher is not None else 0.0
         rollout = {k: v for k, v in rollout.items()}
         obs = {k: v.to(self._device) for k, v in rollout.pop('obs').items()}
         data = {k: v.to(self._device) for k, v in rollout.items()}
@@ -208,6 +231,12 @@ class GoBiggerPPOPolicy(Policy):
         obs = {k: flat(v) for k, v in obs.items()}  # {key: (S, A, ...)}
         action, old_logp, advantage = flat(data['action']), flat(old_logp), flat(advantage)  # (S, A)
         target, old_value = flat(target), flat(old_value)  # (S, A)
+        teacher_logp = None
+        if self._teacher is not None:  # the kickstart's policy on every state of the rollout, once
+            with torch.no_grad():
+                teacher_logit = [self._teacher({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']
+                                 for idx in torch.arange(S, device=self._device).split(cfg.batch_size)]
+                teacher_logp = torch.log_softmax(torch.cat(teacher_logit), -1)  # (S, A, N)
 
         # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl
         self._learn_model.train()
@@ -235,6 +264,10 @@ class GoBiggerPPOPolicy(Policy):
                 imitation = self._imitation_loss(len(idx)) if imitation_weight > 0 else None
                 if imitation is not None:
                     loss = loss + imitation_weight * imitation
+                kickstart_kl = None
+                if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
+                    kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0 too
+                    loss = loss + kickstart_kl_weight * kickstart_kl
 
                 self._optimizer.zero_grad()
                 loss.backward()
@@ -251,7 +284,7 @@ class GoBiggerPPOPolicy(Policy):
                 for name, x in (
                     ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('total_loss', loss),
                     ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm),
-                    ('imitation_loss', imitation)
+                    ('imitation_loss', imitation), ('kickstart_kl', kickstart_kl)
                 ):
                     if x is not None:
                         stats.setdefault(name, []).append(float(x.detach()))
@@ -259,6 +292,8 @@ class GoBiggerPPOPolicy(Policy):
         result['kl_stopped'] = float(kl_stopped)
         if 'imitation_loss' in result:
             result['imitation_weight'] = imitation_weight
+        if self._teacher is not None:
+            result['kickstart_kl_weight'] = kickstart_kl_weight
         return result
 
     def _imitation_loss(self, size: int) -> Optional[torch.Tensor]:
@@ -312,13 +347,16 @@ class GoBiggerPPOPolicy(Policy):
                     stats.setdefault(name, []).append(float(x.detach()))
                 if on_update is not None:
                     on_update(epoch, {name: values[-1] for name, values in stats.items()})
+        if cfg.kickstart_kl > 0:
+            self._freeze_teacher()
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
         """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
         result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in UPDATE_STATS}
-        if 'imitation_loss' in stats:  # a kickstarted run's imitation term
-            result['imitation_loss'] = float(np.mean(stats['imitation_loss']))
+        for name in ('imitation_loss', 'kickstart_kl'):  # a kickstarted run's terms
+            if name in stats:
+                result[name] = float(np.mean(stats[name]))
         result.update(
             explained_variance=ev,
             cur_lr=lr,
@@ -333,16 +371,34 @@ class GoBiggerPPOPolicy(Policy):
         return [*UPDATE_STATS, 'explained_variance', 'cur_lr']
 
     def _state_dict_learn(self) -> Dict[str, Any]:
-        return {
+        state = {
             'model': self._learn_model.state_dict(),
             'optimizer': self._optimizer.state_dict(),
             'value_norm': self._value_norm.state_dict(),
         }
+        if self._teacher is not None:
+            state['teacher'] = self._teacher.state_dict()
+        return state
 
     def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        """Restore a checkpoint's learn state. With kickstart_kl > 0 the teacher is the checkpoint's own, or, in a
+        checkpoint written before any PPO update (a run's kickstart.pth.tar: train_iter 0), its weights; any other
+        checkpoint without one is a ValueError (it would silently make a trained policy the teacher)."""
         self._learn_model.load_state_dict(state_dict['model'])
         self._optimizer.load_state_dict(state_dict['optimizer'])
         self._value_norm.load_state_dict(state_dict['value_norm'])
+        self._teacher = None
+        if self._cfg.learn.kickstart_kl <= 0:
+            return
+        if 'teacher' in state_dict:
+            self._freeze_teacher()
+            self._teacher.load_state_dict(state_dict['teacher'])
+        elif state_dict.get('train_iter') == 0:
+            self._freeze_teacher()
+        else:
+            raise ValueError(f"policy.learn.kickstart_kl={self._cfg.learn.kickstart_kl} needs the kickstart's weights, "
+                             f"and this checkpoint (train_iter {state_dict.get('train_iter')}) has none: resume "
+                             'from a kickstart.pth.tar or a checkpoint of a run with kickstart_kl > 0, or set it to 0')
 
     # ---------------------------------------------------------------- collect
     def _init_collect(self) -> None:

@@ -91,6 +91,17 @@ def value_loss(
     return 0.5 * error.mean()
 
 
+def distillation_kl(teacher_logp: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
+    """KL(teacher || policy) per state, the kickstart distillation term: sum_a p_T(a) (log p_T(a) - log p(a)).
+
+    Arguments:
+        teacher_logp, logp: (..., N) normalised log-probabilities over the N actions; only ``logp`` carries grad.
+    Returns:
+        (...,) the divergence of each state; 0 where the policies agree.
+    """
+    return (teacher_logp.exp() * (teacher_logp - logp)).sum(-1)
+
+
 def explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:
     """1 - Var[target - prediction] / Var[target]; nan when the target is constant."""
     var_target = target.var()

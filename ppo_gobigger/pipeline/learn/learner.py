@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterator, Optional
 
 import torch
 
-from .checkpoint import check_model_state, save_checkpoint
+from .checkpoint import CheckpointError, check_model_state, save_checkpoint
 
 
 def cores_per_process() -> int:
@@ -85,7 +85,10 @@ class Learner:
     def restore(self, payload: Dict[str, Any], path: str) -> None:
         """Restore model, optimizer, value-norm statistics and counters from a loaded checkpoint."""
         check_model_state(self._model, payload['model'], path)
-        self._learn.load_state_dict(payload)
+        try:
+            self._learn.load_state_dict(payload)
+        except ValueError as e:  # the policy says what the checkpoint lacks for this config
+            raise CheckpointError(f'{path}: {e}') from e
         self.train_iter = payload['train_iter']
         self.best_reward = payload.get('best_reward')
         logging.info(f'resumed from {path}: train_iter {self.train_iter}, envstep {payload["envstep"]}')
