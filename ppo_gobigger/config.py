@@ -230,9 +230,9 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
     if learn.target_kl is not None and learn.target_kl <= 0:
         raise ConfigError(f'policy.learn.target_kl must be None or > 0, got {learn.target_kl}')
-    if learn.kickstart_kl < 0 or (learn.kickstart_kl_end is not None and not 0 < learn.kickstart_kl_end <= 1):
-        raise ConfigError(f'policy.learn.kickstart_kl must be >= 0 and kickstart_kl_end None or in (0, 1]; got '
-                          f'{learn.kickstart_kl} and {learn.kickstart_kl_end}')
+    if learn.kickstart_kl < 0 or (learn.kickstart_kl_env_steps is not None and learn.kickstart_kl_env_steps <= 0):
+        raise ConfigError(f'policy.learn.kickstart_kl must be >= 0 and kickstart_kl_env_steps None or > 0; got '
+                          f'{learn.kickstart_kl} and {learn.kickstart_kl_env_steps}')
     if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0:
         raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
                           f'pretrain.env_steps > 0, got {cfg.pretrain.env_steps}')

@@ -69,7 +69,7 @@ def test_wrong_type_is_an_error(default_files):
         ('policy.model.actor_head=pointer', "unknown policy.model.actor_head 'pointer': choose one of discrete, "),
         ('policy.learn.kickstart_kl=1.0', r'kickstart_kl=1.0 distils a kickstart: it needs pretrain.env_steps > 0, '
                                           r'got 0'),
-        ('policy.learn.kickstart_kl_end=1.5', r'kickstart_kl_end None or in \(0, 1\]; got 0.0 and 1.5'),
+        ('policy.learn.kickstart_kl_env_steps=0', r'kickstart_kl_env_steps None or > 0; got 0.0 and 0'),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):

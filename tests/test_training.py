@@ -201,18 +201,18 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
 
 def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tmp_path, trained):
     """policy.learn.kickstart_kl: every PPO update adds KL(kickstart || policy) on the rollout's states, its weight
-    falling linearly to 0 at kickstart_kl_end; the kickstart's weights ride in every checkpoint unchanged, a resumed
+    falling linearly to 0 at kickstart_kl_env_steps; the kickstart's weights ride in every checkpoint unchanged, a resumed
     run distils the same teacher, and a checkpoint that cannot name one (a run without a kickstart) is refused."""
     from ppo_gobigger.pipeline.serial import train
     settings = ['pretrain.env_steps=100', 'pretrain.epochs=2', 'policy.eval.evaluator.eval_freq=10000',
                 'policy.model.actor_head="discrete"', 'policy.learn.learning_rate=1e-2',
-                'policy.learn.kickstart_kl=2.0', 'policy.learn.kickstart_kl_end=0.8']
+                'policy.learn.kickstart_kl=2.0', 'policy.learn.kickstart_kl_env_steps=600']
     main_config, create_config = small_config(tmp_path / 'kl', *settings, 'max_env_step=632')
     train(main_config, create_config, progress=False)
     log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')[1:]  # the PPO iterations, after the kickstart's line
     assert [r['envstep'] for r in log] == [376, 632]
-    # the weight at each iteration's progress (envstep / max_env_step), linear to 0 at 0.8 of the run
-    assert [r['kickstart_kl_weight'] for r in log] == pytest.approx([2.0 * (1 - 376 / 632 / 0.8), 0.0])
+    # the weight after each iteration's env steps, linear from 2 at env step 0 to 0 at 600
+    assert [r['kickstart_kl_weight'] for r in log] == pytest.approx([2.0 * (1 - 376 / 600), 0.0])
     assert log[0]['kickstart_kl'] > 0  # the policy moved away from its teacher within the first iteration
     kickstart = load_checkpoint(tmp_path / 'kl' / 'ckpt' / 'kickstart.pth.tar')
     last = load_checkpoint(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')

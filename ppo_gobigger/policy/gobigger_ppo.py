@@ -81,10 +81,10 @@ class GoBiggerPPOPolicy(Policy):
             # the bots' play where the team goes now, with no demonstrations in memory. The kickstart's weights
             # travel in every checkpoint, so a resumed run keeps its teacher. 0: off.
             kickstart_kl=0.0,
-            # (float or None) The share of max_env_step (counted from the run's start, the kickstart's env steps
-            # included) at which kickstart_kl has fallen linearly to 0: PPO is free of the teacher from there on.
-            # None: kickstart_kl stays constant.
-            kickstart_kl_end=None,
+            # (int or None) The env step (counted from the run's start, the kickstart's env steps included) at which
+            # kickstart_kl has fallen linearly to 0 from its full weight at env step 0: PPO is free of the teacher
+            # from there on, and a run extended with --resume keeps the schedule. None: kickstart_kl stays constant.
+            kickstart_kl_env_steps=None,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
             # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the
@@ -174,19 +174,22 @@ class GoBiggerPPOPolicy(Policy):
             group['lr'] = lr
         return lr
 
-    def _kickstart_kl_weight(self, progress: float) -> float:
-        """kickstart_kl at ``progress`` (the share of max_env_step collected): linear to 0 at kickstart_kl_end."""
+    def _kickstart_kl_weight(self, envstep: int) -> float:
+        """kickstart_kl after ``envstep`` env steps: linear to 0 at kickstart_kl_env_steps."""
         cfg = self._cfg.learn
-        if cfg.kickstart_kl_end is None:
+        if cfg.kickstart_kl_env_steps is None:
             return cfg.kickstart_kl
-        return cfg.kickstart_kl * max(0.0, 1.0 - progress / cfg.kickstart_kl_end)
+        return cfg.kickstart_kl * max(0.0, 1.0 - envstep / cfg.kickstart_kl_env_steps)
 
     def _freeze_teacher(self) -> None:
         """The current weights become the kickstart teacher: a frozen copy, never trained."""
         self._teacher = copy.deepcopy(self._learn_model).eval().requires_grad_(False)
 
-    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0) -> Dict[str, float]:
+    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0, envstep: int = 0) -> Dict[str, float]:
         """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates.
+
+        progress: the share of max_env_step collected (the lr and imitation schedules); envstep: the env steps
+        collected (the kickstart_kl schedule).
 
         rollout (from the collector; tensors, time-first):
             obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
@@ -197,7 +200,7 @@ class GoBiggerPPOPolicy(Policy):
         cfg = self._cfg.learn
         lr = self._set_learning_rate(progress)
         imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
-        kickstart_kl_weight = self._kickstart_kl_weight(progress) if self._teacher is not None else 0.0
+        kickstart_kl_weight = self._kickstart_kl_weight(envstep) if self._teacher is not None else 0.0
         rollout = {k: v for k, v in rollout.items()}
         obs = {k: v.to(self._device) for k, v in rollout.pop('obs').items()}
         data = {k: v.to(self._device) for k, v in rollout.items()}

@@ -55,7 +55,7 @@ class Learner:
     def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
         start = time.time()
         with learning_threads(self._config.policy.learn.torch_threads):
-            stats = self._learn.forward(rollout, progress=progress)
+            stats = self._learn.forward(rollout, progress=progress, envstep=envstep)
         learn_time = time.time() - start
         self.train_iter += stats['update_count']
         self.log(dict(envstep=envstep, **stats, **collector_info, learn_time=learn_time))
