@@ -285,16 +285,23 @@ def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: s
 
 
 def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
-    """Each checkpoint (with the config it was trained with) over the final games; writes learning_<tag>.json."""
+    """Each checkpoint (with the config it was trained with) over the final games, and against each --vs-level on
+    the same games; writes learning_<tag>.json."""
     rows = {}
     for item in args.checkpoint:
         name, path = item.split('=', 1)
         rows[name] = dict(checkpoint=path, **final_row(evaluate(path, episodes=args.final_games, seed=final_seed)))
+        for level in args.vs_level:
+            report = evaluate(path, episodes=args.final_games, seed=final_seed, overrides=[f'env.bot_level={level}'])
+            rows[name].setdefault('final_vs', {})[vs_level(level)] = final_row(report)
         print(f'{name}: {rows[name]}', flush=True)
     result = dict(date=now(), settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
     write_json(os.path.join(RESULTS, f'learning_{tag}.json'), result)
-    print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
-                    for name, r in rows.items()], headers=('checkpoint', 'win rate', 'score ratio', 'rank')))
+    table = [(name, 'as trained', r) for name, r in rows.items()]
+    table += [(name, opponents, row) for name, r in rows.items() for opponents, row in r.get('final_vs', {}).items()]
+    print(tabulate([(name, opponents, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
+                    for name, opponents, r in table],
+                   headers=('checkpoint', 'opponents', 'win rate', 'score ratio', 'rank')))
 
 
 def now() -> str:
@@ -347,7 +354,8 @@ def main() -> None:
                         help='train (or resume) the runs up to --env-steps, then stop: no final games yet')
     parser.add_argument('--no-references', action='store_true', help='skip the reference rows')
     parser.add_argument('--vs-level', type=int, action='append', default=[], metavar='N',
-                        help='also play each run\'s last checkpoint on the final games against level-N bots')
+                        help='also play each run\'s last checkpoint (or each --checkpoint) on the final games against '
+                        'level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows)')
@@ -361,6 +369,9 @@ def main() -> None:
     cfg, _ = compile_config(main_config, create_config)
     tag = args.tag or cfg.env.preset
     final_seed = cfg.seed + FINAL_SEED_OFFSET
+    for level in args.vs_level:
+        if level not in BOT_LEVELS:
+            parser.error(f'--vs-level must be one of {list(BOT_LEVELS)}, got {level}')
     if args.checkpoint:
         evaluate_checkpoints(args, final_seed, tag)
         return
@@ -368,9 +379,6 @@ def main() -> None:
         parser.error('--env-steps and --eval-every are required to train')
     if args.seeds < 1:
         parser.error(f'--seeds must be >= 1, got {args.seeds}')
-    for level in args.vs_level:
-        if level not in BOT_LEVELS:
-            parser.error(f'--vs-level must be one of {list(BOT_LEVELS)}, got {level}')
 
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')

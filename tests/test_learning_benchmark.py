@@ -63,3 +63,11 @@ def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(
     for key in ('final', 'kickstart', 'curve'):
         assert run_again[key] == run[key]
     assert run_again['final_vs']['vs level-2 bots'] == run['final_vs']['vs level-2 bots']
+
+    # --checkpoint: published agents on the final games, as trained and against other bot levels, no training
+    published = str(tmp_path / run['published'])
+    rows = learning('--checkpoint', f'agent={published}', '--vs-level', '1')['checkpoints']
+    assert rows['agent']['games'] == 2 and rows['agent']['checkpoint'] == published
+    assert rows['agent']['win_rate'] == run['final']['win_rate']  # the same games, greedy: the same outcome
+    assert list(rows['agent']['final_vs']) == ['vs level-1 bots']
+    assert rows['agent']['final_vs']['vs level-1 bots'] == run_again['final_vs']['vs level-1 bots']
