@@ -48,6 +48,8 @@ def test_log_lines_without_a_terminal(tmp_path, caplog, log_every_update):
 
 def test_bars_on_a_terminal(tmp_path, caplog, monkeypatch, log_every_update):
     caplog.set_level(logging.INFO)
+    # every update redraws: a phase shorter than tqdm's 0.1 s would otherwise end (and its bar vanish) undrawn
+    monkeypatch.setattr(progress, 'REDRAW_EVERY_S', 0.0)
     err = io.StringIO()  # where tqdm draws; the bar is asked for explicitly, as --progress on a terminal would
     monkeypatch.setattr(sys, 'stderr', err)
     kickstart_then_evaluate(tmp_path, show=True)

@@ -17,6 +17,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 logger = logging.getLogger('ppo_gobigger')
 
 LOG_EVERY_S = 30.0  # the longest a phase without a bar goes without a log line (read when a Progress is made)
+REDRAW_EVERY_S = 0.1  # the shortest time between two redraws of a bar (tqdm's mininterval; read when a Progress is made)
 
 
 class Progress:
@@ -45,7 +46,7 @@ class Progress:
         """
         self._bar = tqdm(
             total=total, initial=initial, desc=desc, unit=unit, unit_scale=unit_scale, leave=leave,
-            dynamic_ncols=True, disable=None if progress is None else not progress  # tqdm: None = off if no tty
+            dynamic_ncols=True, mininterval=REDRAW_EVERY_S, disable=None if progress is None else not progress  # tqdm: None = off if no tty
         )
         self._redirect = contextlib.ExitStack()
         if not self._bar.disable:  # log lines go above the bar instead of through it
