@@ -114,6 +114,30 @@ def test_resume_continues_the_counters(trained, tmp_path):
     assert first['collector_envstep'] == 1024 and first['train_iter'] == 16
 
 
+def test_load_path_starts_a_new_run_from_published_weights_on_another_preset(trained, tmp_path):
+    """policy.load_path: a new run (counters, optimizer and value normalisation fresh) starts from the weights of any
+    checkpoint, a published weights-only one of another preset included; weights of another model are refused."""
+    from ppo_gobigger import train
+    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
+    exp_dir, _ = trained
+    published = str(tmp_path / 'agent.pth.tar')
+    export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
+    main_config, create_config = small_config(tmp_path / 'ffa', 'env.preset="st_t3p2"', f'policy.load_path={published!r}',
+                                              'max_env_step=256')
+    train(main_config, create_config, seed=0, progress=False)
+    first = load_checkpoint(str(tmp_path / 'ffa' / 'ckpt' / 'iteration_0.pth.tar'))  # written at the first evaluation
+    assert first['train_iter'] == 0 and first['envstep'] == 0 and first['config']['env']['preset'] == 'st_t3p2'
+    source = load_checkpoint(published)['model']
+    assert all(torch.equal(first['model'][k], w) for k, w in source.items())
+    assert first['optimizer']['state'] == {} and first['value_norm']['count'] == 0
+    assert [r['envstep'] for r in read_jsonl(tmp_path / 'ffa' / 'learner.jsonl')] == [256]
+
+    wider, _ = small_config(tmp_path / 'wide', 'policy.model.hidden_size=64', f'policy.load_path={published!r}')
+    with pytest.raises(CheckpointError, match='does not fit the model'):
+        train(wider, create_config, progress=False)
+    assert not os.path.exists(tmp_path / 'wide' / 'ckpt')  # refused before anything was written
+
+
 def _run_entry(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 

@@ -25,7 +25,7 @@ from .distributed.torchrun import (Rank, broadcast_module, decide, learn_togethe
                                    rank_from_env)
 from .interrupt import InterruptGuard, TrainingInterrupted
 from .league.pool import LeaguePool
-from .learn.checkpoint import load_checkpoint, rng_state, set_rng_state
+from .learn.checkpoint import check_model_state, load_checkpoint, rng_state, set_rng_state
 from .learn.learner import Learner
 from .learn.pretrain import pretrain
 from .monitor.training import TrainingMonitor
@@ -81,6 +81,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
            progress: Optional[bool]) -> Tuple[object, Dict]:
     """The loop; ``cfg`` is the run's config, ``rank_cfg`` this rank's share of it (the same without torchrun)."""
     payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
+    initial = load_checkpoint(cfg.policy.load_path) if cfg.policy.load_path and not resume else None
     exp_dir = cfg.exp_name
     if rank.is_main:
         check_exp_dir(exp_dir)
@@ -99,6 +100,12 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         episodes_played = None
     first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
     policy, model = build_policy(rank_cfg, create_cfg)
+    if initial is not None:
+        check_model_state(model, initial['model'], cfg.policy.load_path)
+        model.load_state_dict(initial['model'])
+        if rank.is_main:
+            logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
+                        f'after {initial["envstep"]:,} env steps); optimizer and value normalisation start fresh')
     broadcast_module(model)
     if rank.world_size > 1:
         learn_together(policy.learn_mode)
@@ -234,6 +241,8 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
     length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
     if resume:
         length += f', resumed from {resume}'
+    elif cfg.policy.load_path:
+        length += f', starting from the weights of {cfg.policy.load_path}'
     elif cfg.pretrain.env_steps > 0:
         length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
                   f'{cfg.pretrain.bot_level} bots)'

@@ -56,6 +56,12 @@ class GoBiggerPPOPolicy(Policy):
         torch_threads=1,
         # (dict) Keyword arguments of GoBiggerPPoModel.
         model=dict(),
+        # (str or None) A new run starts from the model weights of this checkpoint (any ppo_gobigger checkpoint,
+        # a published weights-only one included; its policy.model settings must match), e.g. an st_t2p2 team
+        # fine-tuned on another preset: the features have the same shape on every preset. The optimizer,
+        # value-norm statistics and counters start fresh. A resumed run (--resume) takes its weights from the
+        # checkpoint it resumes. None: random initial weights.
+        load_path=None,
         learn=dict(
             # (int) Passes over each rollout.
             epoch_per_collect=4,
