@@ -284,6 +284,16 @@ def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once()
         store.add(game(7, 1))
 
 
+def test_demonstrations_stop_at_the_step_that_reaches_the_budget(tmp_path):
+    """Games of every env end together (the same length): once the step that ends them reaches pretrain.env_steps,
+    none starts another, whatever the order in which the envs' ends are read."""
+    from ppo_gobigger.pipeline.learn.pretrain import collect_demonstrations
+    cfg, create = compile_config(*small_config(tmp_path, 'env.custom_cfg.frame_limit=40', 'env.manager.type="base"',
+                                               'pretrain.env_steps=40'))
+    demos = collect_demonstrations(cfg, create, progress=False)  # 2 envs x one 20-step game
+    assert demos['env_steps'] == 40 and len(demos['action']) == 40
+
+
 def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):
     """Learning and the kickstart's imitation run on every core of the process's share (the env processes wait), or
     on policy.learn.torch_threads when set; the trainer's own thread count comes back afterwards."""

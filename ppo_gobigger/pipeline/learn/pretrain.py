@@ -59,6 +59,7 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
                 continue
             player_num = len(next(iter(ready.values()))['scalar'])
             timesteps = manager.step({i: np.zeros(player_num, np.int64) for i in ready})  # ignored by the stand-in
+            ended = []  # the envs whose game ended at this step
             for i, timestep in timesteps.items():
                 if timestep.info.get('abnormal', False):  # a failed game: drop it, the env starts another
                     current[i] = _new_game()
@@ -72,8 +73,9 @@ def collect_demonstrations(cfg: EasyDict, create_cfg: EasyDict,
                 if timestep.done:
                     store.add(game)
                     current[i] = _new_game()
-                    if collected >= cfg.pretrain.env_steps:
-                        active.discard(i)  # this env's last game is whole; the others finish theirs
+                    ended.append(i)
+            if collected >= cfg.pretrain.env_steps:  # counted over the whole step: games that end together all stop
+                active.difference_update(ended)  # their last games are whole; the other envs finish theirs
             bar.update(collected - bar.n, postfix=f'{len(store.lengths)} games')
     finally:
         if bar is not None:
