@@ -33,7 +33,7 @@ import re
 import shutil
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from ppo_gobigger.quiet import silence_third_party_noise
 
@@ -210,10 +210,16 @@ def vs_level(level: int) -> str:
     return f'vs level-{level} bots'
 
 
-def play_final_games(run_tag: str, run: Dict, args, final_seed: int) -> None:
+def log_row(name: str, row: Dict) -> None:
+    logging.info(f'{name}: win rate {row["win_rate"]:.2f}, score ratio {row["score_ratio_mean"]:.3f}, rank '
+                 f'{row["rank_mean"]:.2f} over {row["games"]} final games')
+
+
+def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Callable[[], None]) -> None:
     """The final rows of a trained run that it lacks: its last checkpoint on the final games ('final'), its
     kickstart alone on them ('kickstart', a kickstarted run), and the last checkpoint against each --vs-level.
-    Each checkpoint played is published first; ``run`` gets the rows and the published paths."""
+    Each checkpoint played is published first; ``run`` gets the rows and the published paths, and ``save`` is
+    called after each row (a long evaluation stopped half way loses only its own row; --resume plays the rest)."""
     if 'published' not in run:
         published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
         export_weights(run['checkpoint'], published)
@@ -222,18 +228,24 @@ def play_final_games(run_tag: str, run: Dict, args, final_seed: int) -> None:
     if 'final' not in run:
         run['final'] = final_row(evaluate(os.path.join(HERE, run['published']), episodes=args.final_games,
                                           seed=final_seed))
+        log_row(f'run {run_tag}', run['final'])
+        save()
     if 'kickstart_checkpoint' in run and 'kickstart' not in run:
         published = os.path.join(PUBLISHED, f'{run_tag}_kickstart.pth.tar')
         export_weights(os.path.join(HERE, run['kickstart_checkpoint']), published)
         run['kickstart_published'] = os.path.relpath(published, HERE)
         logging.info(f'run {run_tag}: its kickstart alone on the final games')
         run['kickstart'] = final_row(evaluate(published, episodes=args.final_games, seed=final_seed))
+        log_row(f'run {run_tag}: its kickstart alone', run['kickstart'])
+        save()
     for level in args.vs_level:
         if vs_level(level) not in run.setdefault('final_vs', {}):
             logging.info(f'run {run_tag}: the final games against level-{level} bots')
             report = evaluate(os.path.join(HERE, run['published']), episodes=args.final_games, seed=final_seed,
                               overrides=[f'env.bot_level={level}'])
             run['final_vs'][vs_level(level)] = final_row(report)
+            log_row(f'run {run_tag} against level-{level} bots', run['final_vs'][vs_level(level)])
+            save()
 
 
 def summary(rows: List[Dict]) -> Dict:
@@ -405,7 +417,7 @@ def main() -> None:
             write_json(json_path, result)
         if args.only_train:
             continue
-        play_final_games(run_tag, run, args, final_seed)
+        play_final_games(run_tag, run, args, final_seed, save=lambda: write_json(json_path, result))
         write_json(json_path, result)
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)

@@ -38,6 +38,7 @@ def learning(tmp_path, monkeypatch):
         with open(tmp_path / 'results' / 'learning_kick.json') as f:
             return json.load(f)
 
+    run.module = module
     return run
 
 
@@ -71,3 +72,28 @@ def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(
     assert rows['agent']['win_rate'] == run['final']['win_rate']  # the same games, greedy: the same outcome
     assert list(rows['agent']['final_vs']) == ['vs level-1 bots']
     assert rows['agent']['final_vs']['vs level-1 bots'] == run_again['final_vs']['vs level-1 bots']
+
+
+def test_a_final_evaluation_stopped_half_way_keeps_the_rows_already_played(learning, tmp_path, monkeypatch):
+    """Each final row is written as soon as it is played: a run stopped in its kickstart's final games keeps its own
+    row, and --resume plays only the missing one (no training, the same trained row)."""
+    evaluate, played = learning.module.evaluate, []
+
+    def stopped_in_the_kickstart(path, **kwargs):
+        played.append(os.path.basename(path))
+        if path.endswith('_kickstart.pth.tar'):
+            raise KeyboardInterrupt  # as Ctrl-C half way through those games
+        return evaluate(path, **kwargs)
+
+    monkeypatch.setattr(learning.module, 'evaluate', stopped_in_the_kickstart)
+    with pytest.raises(KeyboardInterrupt):
+        learning()
+    with open(tmp_path / 'results' / 'learning_kick.json') as f:
+        run = json.load(f)['runs']['kick']
+    assert run['final']['games'] == 2 and 'kickstart' not in run
+    assert played == ['kick.pth.tar', 'kick_kickstart.pth.tar']
+
+    monkeypatch.setattr(learning.module, 'evaluate', lambda path, **kwargs: played.append(path) or evaluate(path, **kwargs))
+    again = learning('--resume')['runs']['kick']
+    assert played[2:] == [str(tmp_path / 'results' / 'checkpoints' / 'kick_kickstart.pth.tar')]
+    assert again['final'] == run['final'] and again['curve'] == run['curve'] and again['kickstart']['games'] == 2
