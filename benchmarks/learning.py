@@ -418,7 +418,6 @@ def main() -> None:
         if args.only_train:
             continue
         play_final_games(run_tag, run, args, final_seed, save=lambda: write_json(json_path, result))
-        write_json(json_path, result)
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)
     if last is not None and not args.no_references:
