@@ -13,7 +13,8 @@
 Long runs: each run's experiment folder is benchmarks/runs/<run tag>/ (not committed). While it trains, its latest
 checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/ (latest.pth.tar, learner.jsonl,
 evaluator.jsonl, a kickstarted run's kickstart.pth.tar and a league run's league/ snapshots and pool: commit them),
-and `--resume` continues every unfinished run from there, on any machine.
+and `--resume` continues every unfinished run from there, on any machine. A finished run resumed with a larger
+--env-steps trains on and plays its final rows again, all but its kickstart's (the same weights, the same games).
 
 Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
 mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
@@ -202,7 +203,15 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
                session_wall_time_s=time.time() - start)
     if os.path.isfile(state.kickstart):
         run['kickstart_checkpoint'] = os.path.relpath(state.kickstart, HERE)
-    return run
+    return run, resume is not None
+
+
+def kept_kickstart_row(previous: Dict, args) -> Dict:
+    """The kickstart's final row (and its published file) of ``previous``, the same run before it was resumed for
+    more env steps: its kickstart is the one it had (RunState keeps it), so that row on the same games stands."""
+    if 'kickstart' not in previous or previous['kickstart']['games'] != args.final_games:
+        return {}
+    return {key: previous[key] for key in ('kickstart', 'kickstart_published')}
 
 
 def vs_level(level: int) -> str:
@@ -412,7 +421,9 @@ def main() -> None:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'final' not in run:
-            run = dict(seed=seed, env_steps=args.env_steps, **train_run(main_config, create_config, run_tag, seed, args))
+            trained, resumed = train_run(main_config, create_config, run_tag, seed, args)
+            kept = kept_kickstart_row(run, args) if resumed else {}
+            run = dict(seed=seed, env_steps=args.env_steps, **trained, **kept)
             result['runs'][run_tag] = run
             write_json(json_path, result)
         if args.only_train:

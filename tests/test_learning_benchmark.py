@@ -97,3 +97,16 @@ def test_a_final_evaluation_stopped_half_way_keeps_the_rows_already_played(learn
     again = learning('--resume')['runs']['kick']
     assert played[2:] == [str(tmp_path / 'results' / 'checkpoints' / 'kick_kickstart.pth.tar')]
     assert again['final'] == run['final'] and again['curve'] == run['curve'] and again['kickstart']['games'] == 2
+
+
+def test_a_finished_run_extended_keeps_its_kickstart_row(learning, tmp_path, monkeypatch):
+    """--resume with a larger --env-steps trains the finished run on from its committed state and plays its last
+    checkpoint again, but not its kickstart: the same weights on the same games."""
+    run = learning()['runs']['kick']
+    evaluate, played = learning.module.evaluate, []
+    monkeypatch.setattr(learning.module, 'evaluate', lambda path, **kwargs: played.append(path) or evaluate(path, **kwargs))
+    extended = learning('--resume', '--env-steps', '632')['runs']['kick']
+    assert played == [str(tmp_path / 'results' / 'checkpoints' / 'kick.pth.tar')]
+    assert [p['env_steps'] for p in extended['curve']] == [120, 376, 632]
+    assert load_checkpoint(tmp_path / extended['published'])['envstep'] == 632
+    assert (extended['kickstart'], extended['kickstart_published']) == (run['kickstart'], run['kickstart_published'])
