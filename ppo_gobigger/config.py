@@ -233,9 +233,10 @@ def _check_consistency(cfg: EasyDict) -> None:
     if learn.kickstart_kl < 0 or (learn.kickstart_kl_env_steps is not None and learn.kickstart_kl_env_steps <= 0):
         raise ConfigError(f'policy.learn.kickstart_kl must be >= 0 and kickstart_kl_env_steps None or > 0; got '
                           f'{learn.kickstart_kl} and {learn.kickstart_kl_env_steps}')
-    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0:
+    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not cfg.policy.load_path:
         raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
-                          f'pretrain.env_steps > 0, got {cfg.pretrain.env_steps}')
+                          f'pretrain.env_steps > 0 or a policy.load_path to distil, got {cfg.pretrain.env_steps} and '
+                          f'{cfg.policy.load_path!r}')
     if cfg.pretrain.learning_rate is not None and cfg.pretrain.learning_rate <= 0:
         raise ConfigError(f'pretrain.learning_rate must be None or > 0, got {cfg.pretrain.learning_rate}')
     if cfg.pretrain.env_steps < 0 or cfg.pretrain.epochs < 1:

@@ -260,6 +260,27 @@ def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tm
         train(scratch, create_config, resume=str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), progress=False)
 
 
+def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstart(trained, tmp_path):
+    """policy.load_path with policy.learn.kickstart_kl and no kickstart: the loaded weights are the frozen teacher
+    (in every checkpoint, unchanged) and every PPO update pays the KL to them."""
+    from ppo_gobigger import train
+    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
+    exp_dir, _ = trained
+    published = str(tmp_path / 'agent.pth.tar')
+    export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
+    main_config, create_config = small_config(tmp_path / 'distil', f'policy.load_path={published!r}',
+                                              'policy.learn.kickstart_kl=1.0', 'policy.learn.learning_rate=1e-2',
+                                              'max_env_step=512')
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'distil' / 'learner.jsonl')
+    assert [r['envstep'] for r in log] == [256, 512] and all(r['kickstart_kl_weight'] == 1.0 for r in log)
+    assert log[0]['kickstart_kl'] > 0  # measured against the loaded weights, which PPO moved away from
+    source = load_checkpoint(published)['model']
+    last = load_checkpoint(str(tmp_path / 'distil' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
+    assert all(torch.equal(last['teacher'][k], w) for k, w in source.items())
+    assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
+
+
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
     """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
     land in the order they finish, the returned views are the same memory, and a game that does not fit is an

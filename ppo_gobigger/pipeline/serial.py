@@ -107,6 +107,8 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
                         f'after {initial["envstep"]:,} env steps); optimizer and value normalisation start fresh')
     broadcast_module(model)
+    if initial is not None and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0:
+        policy.keep_as_kickstart()  # no imitation: the loaded weights are what kickstart_kl distils
     if rank.world_size > 1:
         learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
@@ -241,10 +243,13 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
     length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
     if resume:
         length += f', resumed from {resume}'
-    elif cfg.policy.load_path:
-        length += f', starting from the weights of {cfg.policy.load_path}'
-    elif cfg.pretrain.env_steps > 0:
-        length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
-                  f'{cfg.pretrain.bot_level} bots)'
+    else:
+        if cfg.pretrain.env_steps > 0:
+            length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
+                      f'{cfg.pretrain.bot_level} bots)'
+        if cfg.policy.load_path:
+            length += f', starting from the weights of {cfg.policy.load_path}'
+            if cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0:
+                length += ', distilled as the kickstart (policy.learn.kickstart_kl)'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')

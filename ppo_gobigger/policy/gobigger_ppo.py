@@ -84,8 +84,9 @@ class GoBiggerPPOPolicy(Policy):
             imitation_anneal=False,
             # (float) After a kickstart: weight of KL(kickstart policy || current policy) on the rollout's own
             # states, added to every PPO update (kickstarting by distillation): the frozen kickstart keeps PPO near
-            # the bots' play where the team goes now, with no demonstrations in memory. The kickstart's weights
-            # travel in every checkpoint, so a resumed run keeps its teacher. 0: off.
+            # the bots' play where the team goes now, with no demonstrations in memory. With no kickstart
+            # (pretrain.env_steps 0) the weights of policy.load_path are the kickstart distilled. The kickstart's
+            # weights travel in every checkpoint, so a resumed run keeps its teacher. 0: off.
             kickstart_kl=0.0,
             # (int or None) The env step (counted from the run's start, the kickstart's env steps included) at which
             # kickstart_kl has fallen linearly to 0 from its full weight at env step 0: PPO is free of the teacher
@@ -187,8 +188,9 @@ class GoBiggerPPOPolicy(Policy):
             return cfg.kickstart_kl
         return cfg.kickstart_kl * max(0.0, 1.0 - envstep / cfg.kickstart_kl_env_steps)
 
-    def _freeze_teacher(self) -> None:
-        """The current weights become the kickstart teacher: a frozen copy, never trained."""
+    def keep_as_kickstart(self) -> None:
+        """The current weights become the kickstart that policy.learn.kickstart_kl distils: a frozen copy, never
+        trained (after imitation, or the weights of policy.load_path when there is none)."""
         self._teacher = copy.deepcopy(self._learn_model).eval().requires_grad_(False)
 
     def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0, envstep: int = 0) -> Dict[str, float]:
@@ -357,7 +359,7 @@ class GoBiggerPPOPolicy(Policy):
                 if on_update is not None:
                     on_update(epoch, {name: values[-1] for name, values in stats.items()})
         if cfg.kickstart_kl > 0:
-            self._freeze_teacher()
+            self.keep_as_kickstart()
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
@@ -400,10 +402,10 @@ class GoBiggerPPOPolicy(Policy):
         if self._cfg.learn.kickstart_kl <= 0:
             return
         if 'teacher' in state_dict:
-            self._freeze_teacher()
+            self.keep_as_kickstart()
             self._teacher.load_state_dict(state_dict['teacher'])
         elif state_dict.get('train_iter') == 0:
-            self._freeze_teacher()
+            self.keep_as_kickstart()
         else:
             raise ValueError(f"policy.learn.kickstart_kl={self._cfg.learn.kickstart_kl} needs the kickstart's weights, "
                              f"and this checkpoint (train_iter {state_dict.get('train_iter')}) has none: resume "
