@@ -42,6 +42,13 @@ def learning(tmp_path, monkeypatch):
     return run
 
 
+def record_evaluations(module, monkeypatch, played: list) -> list:
+    """The benchmark's evaluations go on as before, each checkpoint path played appended to ``played``."""
+    evaluate = module.evaluate
+    monkeypatch.setattr(module, 'evaluate', lambda path, **kwargs: played.append(path) or evaluate(path, **kwargs))
+    return played
+
+
 def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(learning, tmp_path):
     result = learning('--vs-level', '2')
     run = result['runs']['kick']
@@ -93,7 +100,8 @@ def test_a_final_evaluation_stopped_half_way_keeps_the_rows_already_played(learn
     assert run['final']['games'] == 2 and 'kickstart' not in run
     assert played == ['kick.pth.tar', 'kick_kickstart.pth.tar']
 
-    monkeypatch.setattr(learning.module, 'evaluate', lambda path, **kwargs: played.append(path) or evaluate(path, **kwargs))
+    monkeypatch.setattr(learning.module, 'evaluate', evaluate)  # no more stops
+    record_evaluations(learning.module, monkeypatch, played)
     again = learning('--resume')['runs']['kick']
     assert played[2:] == [str(tmp_path / 'results' / 'checkpoints' / 'kick_kickstart.pth.tar')]
     assert again['final'] == run['final'] and again['curve'] == run['curve'] and again['kickstart']['games'] == 2
@@ -103,8 +111,7 @@ def test_a_finished_run_extended_keeps_its_kickstart_row(learning, tmp_path, mon
     """--resume with a larger --env-steps trains the finished run on from its committed state and plays its last
     checkpoint again, but not its kickstart: the same weights on the same games."""
     run = learning()['runs']['kick']
-    evaluate, played = learning.module.evaluate, []
-    monkeypatch.setattr(learning.module, 'evaluate', lambda path, **kwargs: played.append(path) or evaluate(path, **kwargs))
+    played = record_evaluations(learning.module, monkeypatch, [])
     extended = learning('--resume', '--env-steps', '632')['runs']['kick']
     assert played == [str(tmp_path / 'results' / 'checkpoints' / 'kick.pth.tar')]
     assert [p['env_steps'] for p in extended['curve']] == [120, 376, 632]

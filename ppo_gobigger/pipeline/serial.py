@@ -107,8 +107,8 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
                         f'after {initial["envstep"]:,} env steps); optimizer and value normalisation start fresh')
     broadcast_module(model)
-    if initial is not None and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0:
-        policy.keep_as_kickstart()  # no imitation: the loaded weights are what kickstart_kl distils
+    if initial is not None and _distils_load_path(cfg):
+        policy.keep_as_kickstart()
     if rank.world_size > 1:
         learn_together(policy.learn_mode)
     learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
@@ -228,6 +228,11 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     return policy, report
 
 
+def _distils_load_path(cfg: EasyDict) -> bool:
+    """No imitation, and kickstart_kl on: the weights of policy.load_path are the kickstart it distils."""
+    return bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
+
+
 def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
     """What the run plays, for how long, and where it writes: the first line it logs."""
     env = cfg.env
@@ -249,7 +254,7 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
                       f'{cfg.pretrain.bot_level} bots)'
         if cfg.policy.load_path:
             length += f', starting from the weights of {cfg.policy.load_path}'
-            if cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0:
+            if _distils_load_path(cfg):
                 length += ', distilled as the kickstart (policy.learn.kickstart_kl)'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')
