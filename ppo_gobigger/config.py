@@ -75,9 +75,11 @@ def default_config() -> EasyDict:
                 learning_rate=None,
             ),
             league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
-                # (bool) opponent 'self': learn from every team's steps, not only ours (all teams play the current
-                # weights, so each env step gives team_num on-policy samples; n_sample still counts env steps). On
-                # st_t2p2 True gave a 4x score ratio against level-3 bots for the same env steps (docs/results.md).
+                # (bool) Learn from every team's steps, not only ours, in the games where all teams play the current
+                # weights: every game of opponent 'self', and the games of opponent 'league' whose draw gave each
+                # other team to self-play (the others learn from ours). Each such env step gives team_num on-policy
+                # samples; n_sample still counts env steps. On st_t2p2 True gave a 4x score ratio against level-3
+                # bots for the same env steps (docs/results.md).
                 all_teams=False,
                 # (int) opponent 'league': the current weights join the pool every this many PPO iterations.
                 snapshot_every=10,
@@ -271,9 +273,6 @@ def _check_league(cfg: EasyDict) -> None:
     if cfg.distributed.backend != 'local':
         raise ConfigError(f'env.opponent {cfg.env.opponent!r} runs with distributed.backend \'local\' (the opponents '
                           f'are played in the trainer process); got {cfg.distributed.backend!r}')
-    if league.all_teams and cfg.env.opponent != 'self':
-        raise ConfigError("league.all_teams learns from teams that play the current weights: it needs env.opponent "
-                          f"'self'; got {cfg.env.opponent!r}")
 def _check_distributed(cfg: EasyDict) -> None:
     dist = cfg.distributed
     if dist.backend not in BACKENDS:

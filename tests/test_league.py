@@ -104,7 +104,6 @@ def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
 
 def test_league_config_is_checked(tmp_path):
     for extra, message in (
-        (['env.opponent=\'league\'', 'league.all_teams=True'], 'all_teams'),
         (['league.sampling=\'elo\''], 'league.sampling'),
         (['league.bot_levels=[0]'], 'bot_levels'),
         (['env.opponent=\'self\'', 'distributed.backend=\'ray\''], 'backend'),
@@ -156,6 +155,70 @@ def test_self_play_learns_from_every_team(tmp_path):
     reports = read_jsonl(tmp_path / 'evaluator.jsonl')
     assert [r['collector_envstep'] for r in reports] == [0, 512]
     assert all(r['episode_count'] == 2 and r['opponent_score_mean'] > 0 for r in reports)  # against the bots
+
+
+def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
+    """league.all_teams in a league: a game whose other team the draw gave to the current weights shows the
+    collector both rows (ids 2i, 2i + 1) from its first step to its last; a game against a member shows row 0 only,
+    and only those games are counted against the members."""
+    from ppo_gobigger.pipeline.league.team_play import TeamPlay
+    from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+    main_config, create_config = small_config(
+        tmp_path, "env.opponent='league'", 'league.all_teams=True', 'env.manager.type=base',
+        'env.custom_cfg.frame_limit=40'
+    )
+    cfg, create_cfg = compile_config(main_config, create_config)
+    manager, _ = build_env_managers(cfg, create_cfg, evaluate=False)
+    manager.seed(0)
+    manager.launch()
+    pool = _pool(tmp_path, bot_levels=[3], self_play=0.5)
+    play = TeamPlay(manager, None, teams=2, all_teams=True, pool=pool)  # no policy: no opponent is ours here
+    rng = np.random.default_rng(0)
+    shown = {0: [], 1: []}  # env -> the ids shown at each step of its current game
+    games = {'self-play': 0, 'member': 0}
+    try:
+        while sum(games.values()) < 8:
+            ready = play.ready_obs
+            for i in shown:
+                shown[i].append(sorted(j for j in ready if j // 2 == i))
+            timesteps = play.step({j: rng.integers(18, size=2) for j in ready})
+            assert sorted(timesteps) == sorted(ready)
+            for i, ids in shown.items():
+                if not timesteps[2 * i].done:
+                    continue
+                assert ids in ([[2 * i]] * 20, [[2 * i, 2 * i + 1]] * 20)  # 20 env steps, the same rows throughout
+                if len(ids[0]) == 2:
+                    games['self-play'] += 1
+                    theirs = timesteps[2 * i + 1]
+                    assert theirs.done and theirs.info['rank'] != timesteps[2 * i].info['rank']  # its own outcome
+                else:
+                    games['member'] += 1
+                shown[i] = []
+        ready = play.ready_obs
+        wrong = {j: np.zeros(2, int) for j in ready if j != 1} if 1 in ready else {**ready, 1: np.zeros(2, int)}
+        with pytest.raises(RuntimeError, match='learning rows'):  # env 0's row 1 left out, or given in a member game
+            play.step({j: np.zeros(2, int) for j in wrong})
+    finally:
+        close_env_manager(manager)
+    assert games['self-play'] > 0 and games['member'] > 0
+    assert pool.members[0].games == games['member']
+
+
+def test_a_league_with_all_teams_trains_on_its_self_play_games_every_team(tmp_path):
+    from ppo_gobigger import train
+    main_config, create_config = small_config(
+        tmp_path, "env.opponent='league'", 'league.all_teams=True', 'league.bot_levels=[3]', 'league.self_play=0.5',
+        'league.snapshot_every=100', 'env.manager.type=base', 'max_env_step=512'
+    )
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'learner.jsonl')
+    assert [r['envstep'] for r in log] == [256, 512]  # env steps and games counted as ever
+    assert [r['episode_count'] for r in log] == [4, 8]
+    # 2 epochs of minibatches of 128 over our 256 samples and the other team's in the self-play games
+    assert all(4 <= r['update_count'] <= 8 for r in log) and sum(r['update_count'] for r in log) > 8
+    with open(tmp_path / 'league' / 'pool.json') as f:
+        members = json.load(f)['members']
+    assert [m['name'] for m in members] == ['bot_level_3'] and members[0]['games'] > 0
 
 
 def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):

@@ -241,7 +241,9 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
         'random': 'random opponents',
         'self': 'its current weights (self-play' + (', learning from every team)' if cfg.league.all_teams else ')'),
         'league': f'a league (bot levels {list(cfg.league.bot_levels)} and snapshots every '
-                  f'{cfg.league.snapshot_every} iterations, {cfg.league.sampling} draws)',
+                  f'{cfg.league.snapshot_every} iterations, {cfg.league.sampling} draws, self-play '
+                  f'{cfg.league.self_play:g}' + (', learning from every team of its games)' if cfg.league.all_teams
+                                                 else ')'),
     }[env.opponent]
     if env.opponent in POLICY_OPPONENTS:
         opponents += f', evaluated against level-{env.bot_level} bots'

@@ -203,7 +203,7 @@ class GoBiggerPPOPolicy(Policy):
             obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
             value: (T, E, A) and next_value: (T, E, A) as the critic predicted them (normalised units),
             reward: (T, E, A), done: (T, E), cut: (T, E),
-            valid: (T, E) False where an env's segment is padded (async managers only).
+            valid: (T, E) False where an env's segment is padded (async managers; a team that sat out games).
         """
         cfg = self._cfg.learn
         lr = self._set_learning_rate(progress)
@@ -236,7 +236,7 @@ class GoBiggerPPOPolicy(Policy):
             old_logp = Categorical(logits=data['logit']).log_prob(data['action'])  # (T, E, A)
 
         # 3. flatten time and envs, keeping the valid steps: S samples, each with A players
-        valid = data['valid'].reshape(T * E)  # (T * E,) bool; False only where an env's segment was padded
+        valid = data['valid'].reshape(T * E)  # (T * E,) bool; False where an env's segment was padded
         S = int(valid.sum())
         flat = lambda x: x.reshape(T * E, *x.shape[2:])[valid]  # noqa: E731  (T, E, ...) -> (S, ...)
         obs = {k: flat(v) for k, v in obs.items()}  # {key: (S, A, ...)}

@@ -4,14 +4,18 @@ With env.opponent 'self' or 'league' each env observes, acts and is rewarded per
 action (G, A), reward (G, A), our team in row 0 (see envs/gobigger_env.py). ``TeamPlay`` wraps the env manager of
 such envs so that the rollout collector sees envs of one team each, as with bot opponents:
 
-    learning rows   row 0 (ours), or every row with league.all_teams in self-play: env i's row r is the
-                    collector's env i * R + r (R learning rows per env); the collector acts for them
+    learning rows   row 0 (ours); with league.all_teams, every row of a game whose other teams all play the current
+                    weights (every game with opponent 'self'; a league's games whose draw gave every other team to
+                    self-play), and row 0 only of the others. Env i's row r is the collector's env i * R + r (R = G
+                    with all_teams, else 1); the collector acts for the learning rows of each env's game, and sees
+                    the other ids of a game that learns from row 0 only as envs with nothing to step
     opponent rows   the other rows: TeamPlay acts for them before the env steps, with one batched forward pass
                     per model and step over all envs: the current weights ('self'; a league's self-play draws)
                     or a league snapshot, actions sampled from the policy; a league's bot members are handed to
                     the env's bots (the action's bot_level)
 
-A league draws each game's opponents from the pool when the game starts and records the outcome when it ends.
+A league draws each game's opponents from the pool when the game's first observation is read, and records the outcome
+when it ends.
 """
 from typing import Any, Dict, List, Optional
 
@@ -34,12 +38,11 @@ class TeamPlay:
             env_manager: a launched DI-engine env manager of envs with env.opponent 'self' or 'league'.
             policy: the policy's collect_mode: plays the current weights' opponent rows.
             teams: G, the teams of a game (the rows of each env).
-            all_teams: every row is a learning row (self-play only); else only row 0.
+            all_teams: every row is a learning row in the games whose other teams all play the current weights;
+                else only row 0.
             pool: the league's pool (opponent 'league'); None: every other team plays the current weights.
             device: where the snapshots' forward passes run.
         """
-        if all_teams and pool is not None:
-            raise ValueError('all_teams needs every team to play the current weights: self-play, not a league')
         self._env = env_manager
         self._policy = policy
         self._teams = teams
@@ -47,7 +50,8 @@ class TeamPlay:
         self._pool = pool
         self._device = device
         self._obs: Dict[int, Dict[str, np.ndarray]] = {}  # env id -> its last observation (G, A, ...)
-        self._opponents: Dict[int, List[Optional[Member]]] = {}  # env id -> the game's rows R.. (None: current)
+        self._learning: Dict[int, int] = {}  # env id -> L, the learning rows 0..L-1 of its game (1 or R)
+        self._opponents: Dict[int, List[Optional[Member]]] = {}  # env id -> the game's rows L.. (None: current)
 
     @property
     def env_num(self) -> int:
@@ -62,25 +66,27 @@ class TeamPlay:
         R = self.rows_per_env
         ready = self._env.ready_obs
         self._obs.update(ready)
-        return {i * R + r: {k: v[r] for k, v in ready[i].items()} for i in sorted(ready) for r in range(R)}
+        for i in ready:
+            if i not in self._opponents:
+                self._start_game(i)
+        return {
+            i * R + r: {k: v[r] for k, v in ready[i].items()}
+            for i in sorted(ready) for r in range(self._learning[i])
+        }
 
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
-        """``actions`` {collector env id: (A,)} must hold all R rows of every env it steps."""
+        """``actions`` {collector env id: (A,)} must hold all learning rows of every env it steps."""
         R = self.rows_per_env
         rows: Dict[int, Dict[int, np.ndarray]] = {}
         for env_row, action in actions.items():
             rows.setdefault(env_row // R, {})[env_row % R] = np.asarray(action)
-        incomplete = [i for i, given in rows.items() if len(given) != R]
+        incomplete = [i for i, given in rows.items() if sorted(given) != list(range(self._learning.get(i, 0)))]
         if incomplete:
-            raise RuntimeError(f'envs {incomplete} got actions for only some of their {R} learning rows')
-        for i in rows:
-            if i not in self._opponents:  # a new game: draw who plays its other teams
-                others = self._teams - R
-                self._opponents[i] = self._pool.draw(others) if self._pool is not None else [None] * others
+            raise RuntimeError(f'envs {incomplete} did not get actions for exactly the learning rows of their game')
         opponent_actions, bot_levels = self._act_for_opponents(list(rows))
         env_actions = {
             i: {
-                'action': np.stack([given[r] for r in range(R)] + list(opponent_actions[i])),  # (G, A)
+                'action': np.stack([given[r] for r in range(len(given))] + list(opponent_actions[i])),  # (G, A)
                 'bot_level': bot_levels[i],  # (G,)
             }
             for i, given in rows.items()
@@ -88,7 +94,7 @@ class TeamPlay:
         out = {}
         for i, timestep in self._env.step(env_actions).items():
             info = timestep.info
-            for r in range(R):
+            for r in range(self._learning[i]):
                 if info.get('abnormal', False) or r == 0:
                     row_info = info
                 else:  # the row's own outcome at a game's end
@@ -96,7 +102,7 @@ class TeamPlay:
                 obs = {k: v[r] for k, v in timestep.obs.items()}
                 out[i * R + r] = BaseEnvTimestep(obs, timestep.reward[r], timestep.done, row_info)
             if info.get('abnormal', False):
-                self._opponents.pop(i, None)  # the collector resets the env: a new game, new opponents
+                self._forget_game(i)  # the collector resets the env: a new game, new opponents
             elif timestep.done:
                 self._end_game(i, info['teams'])
         return out
@@ -105,28 +111,43 @@ class TeamPlay:
         """Reset the envs of the given collector env ids (all: None); their next games draw new opponents."""
         envs = None if reset_param is None else {i // self.rows_per_env: None for i in reset_param}
         for i in (range(self._env.env_num) if envs is None else envs):
-            self._opponents.pop(i, None)
+            self._forget_game(i)
             self._obs.pop(i, None)
         self._env.reset(envs)
 
+    def _start_game(self, env_id: int) -> None:
+        """A new game in env ``env_id``: draw who plays its other teams, and so which rows learn."""
+        others = self._teams - 1
+        drawn = self._pool.draw(others) if self._pool is not None else [None] * others
+        every_team = self.rows_per_env > 1 and all(member is None for member in drawn)
+        self._learning[env_id] = self._teams if every_team else 1
+        self._opponents[env_id] = [] if every_team else drawn
+
+    def _forget_game(self, env_id: int) -> None:
+        self._opponents.pop(env_id, None)
+        self._learning.pop(env_id, None)
+
     def _end_game(self, env_id: int, teams: List[Dict[str, Any]]) -> None:
-        opponents = self._opponents.pop(env_id)
+        opponents = self._opponents[env_id]
+        learning = self._learning[env_id]
+        self._forget_game(env_id)
         if self._pool is not None:
             ours = teams[0]['rank']
-            self._pool.record(opponents, [ours < team['rank'] for team in teams[self.rows_per_env:]])
+            self._pool.record(opponents, [ours < team['rank'] for team in teams[learning:]])
 
     def _act_for_opponents(self, env_ids: List[int]):
-        """({env id: (G - R, A) actions of the opponent rows}, {env id: (G,) bot levels}): one forward pass per
+        """({env id: (G - L, A) actions of the opponent rows}, {env id: (G,) bot levels}): one forward pass per
         model over every env's rows that it plays."""
-        R, G = self.rows_per_env, self._teams
-        actions = {i: [None] * (G - R) for i in env_ids}
+        G = self._teams
+        actions = {i: [None] * len(self._opponents[i]) for i in env_ids}
         bot_levels = {i: np.zeros(G, np.int64) for i in env_ids}
         by_model: Dict[Optional[str], List] = {}  # member name (None: current weights) -> [(env id, row)]
         members: Dict[str, Member] = {}
         A = next(iter(self._obs.values()))['scalar'].shape[1]
         for i in env_ids:
+            L = self._learning[i]
             for k, member in enumerate(self._opponents[i]):
-                row = R + k
+                row = L + k
                 if member is not None and member.bot_level:
                     bot_levels[i][row] = member.bot_level
                     actions[i][k] = np.zeros(A, np.int64)  # checked by the env, then ignored
@@ -143,7 +164,7 @@ class TeamPlay:
             else:
                 played = sample_actions(self._pool.model(members[name]), observations, self._device)
             for (i, row), action in zip(places, played):
-                actions[i][row - R] = action
+                actions[i][row - self._learning[i]] = action
         return actions, bot_levels
 
 

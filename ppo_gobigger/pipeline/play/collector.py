@@ -5,8 +5,8 @@ policies. This collector keeps every step: a game that is still running when a r
 bootstrapped with the critic's value of its next observation, and the next rollout continues the same game.
 
 It works over any DI-engine env manager. With base and subprocess managers a rollout holds exactly n_sample steps;
-segments differ in length when an env was resetting while the others stepped (they are padded to the longest,
-with a ``valid`` mask). With async_subprocess the manager returns whichever envs are ready, a rollout may hold a
+segments differ in length when an env was resetting while the others stepped, or when a team sat out the games
+that learn from ours only (they are padded to the longest, with a ``valid`` mask). With async_subprocess the manager returns whichever envs are ready, a rollout may hold a
 step more than n_sample, and steps still in flight when a rollout is complete open the next one.
 """
 import copy
@@ -31,9 +31,10 @@ class RolloutCollector:
             env_manager: a launched DI-engine env manager.
             policy: the policy's collect_mode.
             n_sample: env steps per call over all envs.
-            rows_per_env: learning rows per game (self-play on all teams, pipeline/league/team_play.py): the
-                manager's envs k * R .. k * R + R - 1 are the teams of one game, whose first is ours. Each env
-                step then gives R samples; n_sample, envstep and the game counters still count env steps and games.
+            rows_per_env: R, the manager's env ids per game (learning from every team, pipeline/league/team_play.py):
+                envs k * R .. k * R + R - 1 are the teams of one game, whose first is ours and always steps; the
+                others step in the games that learn from them. An env step then gives 1 to R samples; n_sample,
+                envstep and the game counters still count env steps (ours) and games.
         """
         env_num = env_manager.env_num
         if n_sample % (env_num // rows_per_env) != 0:
@@ -42,7 +43,7 @@ class RolloutCollector:
         self._env = env_manager
         self._policy = policy
         self._rows = rows_per_env
-        self._n_sample = n_sample * rows_per_env  # samples per call
+        self._n_sample = n_sample
         self._in_flight: Dict[int, Tuple[Dict, Dict]] = {}  # env_id -> (obs, policy output) of a step not returned yet
         self.envstep = 0  # env steps collected so far; every one of them reaches the learner
         self.episode_count = 0
@@ -53,16 +54,17 @@ class RolloutCollector:
 
     def collect(self) -> Dict[str, Any]:
         """Returns the rollout {key: tensor (T, E, ...)} described in GoBiggerPPOPolicy._forward_learn."""
-        env_num = self._env.env_num
+        env_num, R = self._env.env_num, self._rows
         rows: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]
-        collected = 0
+        collected = 0  # env steps: the steps of our rows (ids k * R)
         start = time.time()
         while collected < self._n_sample:
-            ready = [(i, o) for i, o in self._env.ready_obs.items() if i not in self._in_flight]
-            budget = self._n_sample - collected - len(self._in_flight)
-            # never step more envs than the rollout still needs; an async manager returns the steps in flight only
-            # from a step() that carries at least one action, so it may overshoot by that one
-            ready = dict(ready[:max(budget, 1 if self._in_flight else 0)])
+            ready = {i: o for i, o in self._env.ready_obs.items() if i not in self._in_flight}
+            budget = self._n_sample - collected - sum(1 for i in self._in_flight if i % R == 0)
+            # never step more games than the rollout still needs (all the ready rows of each); an async manager
+            # returns the steps in flight only from a step() that carries at least one action, so it may overshoot
+            games = list(dict.fromkeys(i // R for i in ready))[:max(budget, 1 if self._in_flight else 0)]
+            ready = {i: o for i, o in ready.items() if i // R in games}
             if not ready:
                 time.sleep(0.001)  # the envs are resetting, or (async) all in flight
                 continue
@@ -80,17 +82,18 @@ class RolloutCollector:
                     # with the value already written into its next_value above
                     if rows[i]:
                         rows[i][-1]['cut'] = True
-                    if i % self._rows == 0:  # once per game
+                    if i % R == 0:  # once per game
                         self.lost_env_steps += 1
                         logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
                         self._env.reset({i: None})
                     continue
                 rows[i].append(self._policy.process_transition(obs, out, timestep))
-                collected += 1
-                if timestep.done and i % self._rows == 0:  # a game ends once, in its first row (ours)
-                    self.episode_count += 1
-                    self.env_episodes[i // self._rows] += 1
-                    self.recent_episodes.append(timestep.info)
+                if i % R == 0:  # the game's own step, counted once, in its first row (ours)
+                    collected += 1
+                    if timestep.done:
+                        self.episode_count += 1
+                        self.env_episodes[i // R] += 1
+                        self.recent_episodes.append(timestep.info)
 
         # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.
         open_ids = [i for i in range(env_num) if rows[i] and not rows[i][-1]['cut']]
@@ -103,7 +106,7 @@ class RolloutCollector:
             if i in self._in_flight:
                 rows[i][-1]['next_value'] = self._in_flight[i][1]['value']
             rows[i][-1]['cut'] = True
-        self.envstep += collected // self._rows
+        self.envstep += collected
         self.last_collect_time = time.time() - start
         return self._to_rollout(rows)
 
