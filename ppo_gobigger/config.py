@@ -273,6 +273,8 @@ def _check_league(cfg: EasyDict) -> None:
     if cfg.distributed.backend != 'local':
         raise ConfigError(f'env.opponent {cfg.env.opponent!r} runs with distributed.backend \'local\' (the opponents '
                           f'are played in the trainer process); got {cfg.distributed.backend!r}')
+
+
 def _check_distributed(cfg: EasyDict) -> None:
     dist = cfg.distributed
     if dist.backend not in BACKENDS:

@@ -6,8 +6,9 @@ bootstrapped with the critic's value of its next observation, and the next rollo
 
 It works over any DI-engine env manager. With base and subprocess managers a rollout holds exactly n_sample steps;
 segments differ in length when an env was resetting while the others stepped, or when a team sat out the games
-that learn from ours only (they are padded to the longest, with a ``valid`` mask). With async_subprocess the manager returns whichever envs are ready, a rollout may hold a
-step more than n_sample, and steps still in flight when a rollout is complete open the next one.
+that learn from ours only (they are padded to the longest, with a ``valid`` mask). With async_subprocess the manager
+returns whichever envs are ready, a rollout may hold a step more than n_sample, and steps still in flight when a
+rollout is complete open the next one.
 """
 import copy
 import logging
