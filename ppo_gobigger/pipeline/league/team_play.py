@@ -50,8 +50,8 @@ class TeamPlay:
         self._pool = pool
         self._device = device
         self._obs: Dict[int, Dict[str, np.ndarray]] = {}  # env id -> its last observation (G, A, ...)
-        self._learning: Dict[int, int] = {}  # env id -> L, the learning rows 0..L-1 of its game (1 or R)
-        self._opponents: Dict[int, List[Optional[Member]]] = {}  # env id -> the game's rows L.. (None: current)
+        # env id -> who plays the game's opponent rows L..G-1 (None: the current weights); rows 0..L-1 learn
+        self._opponents: Dict[int, List[Optional[Member]]] = {}
 
     @property
     def env_num(self) -> int:
@@ -71,7 +71,7 @@ class TeamPlay:
                 self._start_game(i)
         return {
             i * R + r: {k: v[r] for k, v in ready[i].items()}
-            for i in sorted(ready) for r in range(self._learning[i])
+            for i in sorted(ready) for r in range(self._learning_rows(i))
         }
 
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
@@ -80,7 +80,10 @@ class TeamPlay:
         rows: Dict[int, Dict[int, np.ndarray]] = {}
         for env_row, action in actions.items():
             rows.setdefault(env_row // R, {})[env_row % R] = np.asarray(action)
-        incomplete = [i for i, given in rows.items() if sorted(given) != list(range(self._learning.get(i, 0)))]
+        incomplete = [
+            i for i, given in rows.items()
+            if i not in self._opponents or sorted(given) != list(range(self._learning_rows(i)))
+        ]
         if incomplete:
             raise RuntimeError(f'envs {incomplete} did not get actions for exactly the learning rows of their game')
         opponent_actions, bot_levels = self._act_for_opponents(list(rows))
@@ -94,7 +97,7 @@ class TeamPlay:
         out = {}
         for i, timestep in self._env.step(env_actions).items():
             info = timestep.info
-            for r in range(self._learning[i]):
+            for r in range(self._learning_rows(i)):
                 if info.get('abnormal', False) or r == 0:
                     row_info = info
                 else:  # the row's own outcome at a game's end
@@ -102,7 +105,7 @@ class TeamPlay:
                 obs = {k: v[r] for k, v in timestep.obs.items()}
                 out[i * R + r] = BaseEnvTimestep(obs, timestep.reward[r], timestep.done, row_info)
             if info.get('abnormal', False):
-                self._forget_game(i)  # the collector resets the env: a new game, new opponents
+                self._opponents.pop(i, None)  # the collector resets the env: a new game, new opponents
             elif timestep.done:
                 self._end_game(i, info['teams'])
         return out
@@ -111,7 +114,7 @@ class TeamPlay:
         """Reset the envs of the given collector env ids (all: None); their next games draw new opponents."""
         envs = None if reset_param is None else {i // self.rows_per_env: None for i in reset_param}
         for i in (range(self._env.env_num) if envs is None else envs):
-            self._forget_game(i)
+            self._opponents.pop(i, None)
             self._obs.pop(i, None)
         self._env.reset(envs)
 
@@ -120,17 +123,15 @@ class TeamPlay:
         others = self._teams - 1
         drawn = self._pool.draw(others) if self._pool is not None else [None] * others
         every_team = self.rows_per_env > 1 and all(member is None for member in drawn)
-        self._learning[env_id] = self._teams if every_team else 1
         self._opponents[env_id] = [] if every_team else drawn
 
-    def _forget_game(self, env_id: int) -> None:
-        self._opponents.pop(env_id, None)
-        self._learning.pop(env_id, None)
+    def _learning_rows(self, env_id: int) -> int:
+        """L: the rows 0..L-1 of the env's game learn (1, or G when every team plays the current weights)."""
+        return self._teams - len(self._opponents[env_id])
 
     def _end_game(self, env_id: int, teams: List[Dict[str, Any]]) -> None:
-        opponents = self._opponents[env_id]
-        learning = self._learning[env_id]
-        self._forget_game(env_id)
+        learning = self._learning_rows(env_id)
+        opponents = self._opponents.pop(env_id)
         if self._pool is not None:
             ours = teams[0]['rank']
             self._pool.record(opponents, [ours < team['rank'] for team in teams[learning:]])
@@ -145,7 +146,7 @@ class TeamPlay:
         members: Dict[str, Member] = {}
         A = next(iter(self._obs.values()))['scalar'].shape[1]
         for i in env_ids:
-            L = self._learning[i]
+            L = self._learning_rows(i)
             for k, member in enumerate(self._opponents[i]):
                 row = L + k
                 if member is not None and member.bot_level:
@@ -164,7 +165,7 @@ class TeamPlay:
             else:
                 played = sample_actions(self._pool.model(members[name]), observations, self._device)
             for (i, row), action in zip(places, played):
-                actions[i][row - self._learning[i]] = action
+                actions[i][row - self._learning_rows(i)] = action
         return actions, bot_levels
 
 
