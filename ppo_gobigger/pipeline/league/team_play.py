@@ -142,7 +142,7 @@ class TeamPlay:
         G = self._teams
         actions = {i: [None] * len(self._opponents[i]) for i in env_ids}
         bot_levels = {i: np.zeros(G, np.int64) for i in env_ids}
-        by_model: Dict[Optional[str], List] = {}  # member name (None: current weights) -> [(env id, row)]
+        by_model: Dict[Optional[str], List] = {}  # member name (None: current weights) -> [(env id, row, k)]
         members: Dict[str, Member] = {}
         A = next(iter(self._obs.values()))['scalar'].shape[1]
         for i in env_ids:
@@ -154,18 +154,18 @@ class TeamPlay:
                     actions[i][k] = np.zeros(A, np.int64)  # checked by the env, then ignored
                     continue
                 name = None if member is None else member.name
-                by_model.setdefault(name, []).append((i, row))
+                by_model.setdefault(name, []).append((i, row, k))
                 if member is not None:
                     members[name] = member
         for name, places in by_model.items():
-            observations = [{key: v[row] for key, v in self._obs[i].items()} for i, row in places]
+            observations = [{key: v[row] for key, v in self._obs[i].items()} for i, row, _ in places]
             if name is None:
                 output = self._policy.forward(dict(enumerate(observations)))
                 played = [output[b]['action'] for b in range(len(places))]
             else:
                 played = sample_actions(self._pool.model(members[name]), observations, self._device)
-            for (i, row), action in zip(places, played):
-                actions[i][row - self._learning_rows(i)] = action
+            for (i, _, k), action in zip(places, played):
+                actions[i][k] = action
         return actions, bot_levels
 
 
