@@ -16,9 +16,10 @@ evaluator.jsonl, a kickstarted run's kickstart.pth.tar and a league run's league
 and `--resume` continues every unfinished run from there, on any machine. A finished run resumed with a larger
 --env-steps trains on and plays its final rows again, all but its kickstart's (the same weights, the same games).
 
-Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final row, the wall time; the references; the
-mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and against training
-wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
+Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final rows with each game's outcome by game
+seed, a kickstarted run's last checkpoint against its kickstart game by game on the same games, the wall time; the
+references; the mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and
+against training wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
 `gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures
 last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from
 learner.jsonl (evaluations excluded).
@@ -67,6 +68,7 @@ LEAGUE = 'league'  # a league run's pool folder (snapshots and pool.json): resum
 CURVE_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean', 'reward_mean', 'reward_std', 'final_score_mean',
                 'opponent_score_mean')
 SUMMARY_FIELDS = ('win_rate', 'score_ratio_mean', 'rank_mean')
+BOOTSTRAP_SAMPLES = 10_000  # resamples of the paired final games behind paired_comparison's interval
 REFERENCES = {  # name -> env overrides: who plays our team's side instead of the policy
     'random team': ['env.stand_in=random'],
     'level-1 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=1'],
@@ -97,7 +99,31 @@ def learning_curve(exp_dir: str) -> List[Dict]:
 
 
 def final_row(report: Dict) -> Dict:
-    return dict(games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS})
+    """A final row: the figures, and each game's outcome by game seed (for paired_comparison)."""
+    return dict(games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS}, game_outcomes=report['games'])
+
+
+def paired_comparison(row: Dict, baseline: Dict) -> Optional[Dict]:
+    """``row`` against ``baseline`` game by game on the same games (matched by game seed): in how many its score
+    ratio is higher, the games it won that the baseline lost and the other way round, and the mean of the score
+    ratio differences with a 90% bootstrap interval (the games resampled with replacement, pairs kept together).
+    None when a row has no per-game outcomes (played before final rows kept them)."""
+    if 'game_outcomes' not in row or 'game_outcomes' not in baseline:
+        return None
+    ours = {game['game_seed']: game for game in row['game_outcomes']}
+    theirs = {game['game_seed']: game for game in baseline['game_outcomes']}
+    if ours.keys() != theirs.keys():
+        raise ValueError(f'the rows played different games: {len(ours.keys() - theirs.keys())} of {len(ours)} game '
+                         f'seeds are not in the baseline\'s {len(theirs)}')
+    seeds = sorted(ours)
+    diff = np.array([ours[seed]['score_ratio'] - theirs[seed]['score_ratio'] for seed in seeds])  # (games,)
+    picks = np.random.default_rng(0).integers(0, len(diff), size=(BOOTSTRAP_SAMPLES, len(diff)))
+    resampled_means = diff[picks].mean(axis=1)  # (BOOTSTRAP_SAMPLES,)
+    low, high = np.quantile(resampled_means, [0.05, 0.95])
+    return dict(games=len(seeds), higher_score_ratio=int((diff > 0).sum()),
+                won_where_baseline_lost=sum(ours[seed]['win'] and not theirs[seed]['win'] for seed in seeds),
+                lost_where_baseline_won=sum(theirs[seed]['win'] and not ours[seed]['win'] for seed in seeds),
+                score_ratio_difference_mean=float(diff.mean()), score_ratio_difference_90=[float(low), float(high)])
 
 
 def latest_checkpoint(exp_dir: str) -> Optional[str]:
@@ -353,6 +379,13 @@ def print_tables(result: Dict) -> None:
     print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
                      f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
                    headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
+    for run_tag, run in result['runs'].items():
+        if (p := run.get('final_against_kickstart')) is not None:
+            low, high = p['score_ratio_difference_90']
+            print(f'{run_tag} against its kickstart, game by game on the same {p["games"]} games: higher score ratio '
+                  f'in {p["higher_score_ratio"]}, won {p["won_where_baseline_lost"]} it lost and lost '
+                  f'{p["lost_where_baseline_won"]} it won; score ratio difference mean '
+                  f'{p["score_ratio_difference_mean"]:+.3f} (90% bootstrap interval {low:+.3f} to {high:+.3f})')
     finished = sum('final' in run for run in result['runs'].values())
     for key, m in ((k, v) for k, v in result.items() if k.startswith('summary')):
         print(f'{key} over {finished} runs: win rate mean {m["mean_win_rate"]:.2f} (min {m["min_win_rate"]:.2f}), '
@@ -440,6 +473,8 @@ def main() -> None:
                 write_json(json_path, result)
     by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind
     for run_tag, run in result['runs'].items():
+        if 'final' in run and 'kickstart' in run:
+            run['final_against_kickstart'] = paired_comparison(run['final'], run['kickstart'])
         for _, key, row in (run_rows(run_tag, run) if 'final' in run else []):
             by_kind.setdefault(key, []).append(row)
     result.update({key: summary(rows) for key, rows in by_kind.items()})

@@ -57,6 +57,9 @@ def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(
         assert run[key]['games'] == 2 and 0.0 <= run[key]['win_rate'] <= 1.0
     assert list(run['final_vs']) == ['vs level-2 bots'] and run['final_vs']['vs level-2 bots']['games'] == 2
     assert {'summary', 'summary_kickstart', 'summary_vs_level2_bots'} <= set(result)
+    seeds = [g['game_seed'] for g in run['final']['game_outcomes']]  # the same games, each kept with its outcome
+    assert len(seeds) == 2 and seeds == [g['game_seed'] for g in run['kickstart']['game_outcomes']]
+    assert run['final_against_kickstart']['games'] == 2
 
     kickstart = load_checkpoint(tmp_path / run['kickstart_published'])  # weights before any PPO update
     final = load_checkpoint(tmp_path / run['published'])
@@ -117,3 +120,23 @@ def test_a_finished_run_extended_keeps_its_kickstart_row(learning, tmp_path, mon
     assert [p['env_steps'] for p in extended['curve']] == [120, 376, 632]
     assert load_checkpoint(tmp_path / extended['published'])['envstep'] == 632
     assert (extended['kickstart'], extended['kickstart_published']) == (run['kickstart'], run['kickstart_published'])
+
+
+def test_paired_comparison_against_hand_computed_figures(learning):
+    def row(*games):  # (game seed, win, score ratio) -> a final row's per-game outcomes
+        return dict(game_outcomes=[dict(game_seed=seed, win=win, score_ratio=ratio) for seed, win, ratio in games])
+
+    paired = learning.module.paired_comparison
+    agent = row((1, True, 3.0), (3, False, 0.5), (5, True, 4.0), (7, True, 2.0))
+    kickstart = row((5, True, 2.0), (1, False, 0.8), (3, True, 1.5), (7, True, 2.0))  # matched by seed, not order
+    p = paired(agent, kickstart)
+    # differences 2.2, -1.0, 2.0, 0.0: mean 0.8, higher in 2; won game 1 the kickstart lost, lost game 3 it won
+    assert (p['games'], p['higher_score_ratio'], p['won_where_baseline_lost'], p['lost_where_baseline_won']) == \
+        (4, 2, 1, 1)
+    assert p['score_ratio_difference_mean'] == pytest.approx(0.8)
+    low, high = p['score_ratio_difference_90']
+    assert -1.0 <= low < 0.8 < high <= 2.2  # resampled means of the four differences lie between their extremes
+    assert paired(agent, agent)['score_ratio_difference_90'] == [0.0, 0.0]
+    assert paired(agent, dict(games=4)) is None  # a row played before per-game outcomes were kept
+    with pytest.raises(ValueError, match='different games'):
+        paired(agent, row((9, True, 1.0), (1, True, 1.0), (3, True, 1.0), (5, True, 1.0)))

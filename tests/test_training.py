@@ -82,6 +82,12 @@ def test_eval_of_the_checkpoint(trained):
     exp_dir, _ = trained
     report = evaluate(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), episodes=2)
     assert report['episode_count'] == 2 and report['train_iter'] == 16
+    # each game's outcome, by game seed: the evaluation seed's held-out (odd) games of the evaluator envs
+    games = report['games']
+    assert [g['game_seed'] for g in games] == sorted(g['game_seed'] for g in games) and len(games) == 2
+    assert all(g['game_seed'] % 2 == 1 for g in games)
+    assert report['win_rate'] == np.mean([g['win'] for g in games])
+    assert report['score_ratio_mean'] == pytest.approx(np.mean([g['score_ratio'] for g in games]))
     # the same held-out games and greedy actions: the same outcome as the training run's last evaluation
     last = read_jsonl(exp_dir / 'evaluator.jsonl')[-1]
     assert report['reward_mean'] == pytest.approx(last['reward_mean'])

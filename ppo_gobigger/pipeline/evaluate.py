@@ -1,4 +1,5 @@
-"""Evaluate a saved checkpoint against the opponents and return the evaluator's report (optionally with videos)."""
+"""Evaluate a saved checkpoint against the opponents and return the evaluator's report with each game's outcome
+(optionally with videos)."""
 import copy
 from typing import Dict, List, Optional
 
@@ -19,7 +20,8 @@ def evaluate(
         replay_dir: Optional[str] = None,
         progress: Optional[bool] = None,
 ) -> Dict:
-    """Evaluate ``ckpt``. The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
+    """Evaluate ``ckpt``: the evaluator's report (REPORT_FIELDS) and, under 'games', each game's outcome (GAME_FIELDS,
+    by game seed). The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
 
     ``replay_dir``: save a video of every evaluated game there (GoBigger's playback, one mp4 per game, named
     ``<preset>_seed<game seed>-all.mp4``). ``progress``: show the games played as a bar (None: on a terminal).
@@ -48,7 +50,8 @@ def evaluate(
         evaluator_env.launch()
         evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed,
                               progress=progress)
-        return evaluator.eval(payload['train_iter'], payload['envstep'])
+        report = evaluator.eval(payload['train_iter'], payload['envstep'])
+        return dict(report, games=evaluator.games)
     finally:
         close_env_manager(evaluator_env)
 

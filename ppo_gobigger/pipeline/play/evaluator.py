@@ -22,6 +22,9 @@ REPORT_FIELDS = (
     'avg_envstep_per_sec', 'avg_time_per_episode', 'reward_mean', 'reward_std', 'reward_max', 'reward_min',
     'win_rate', 'score_ratio_mean', 'rank_mean', 'final_score_mean', 'opponent_score_mean', 'collector_envstep'
 )
+# Each game's outcome as Evaluator.games keeps it: the game's seed names the game, so that two checkpoints' games on
+# the same seeds can be compared one by one.
+GAME_FIELDS = ('game_seed', 'win', 'rank', 'score_ratio', 'final_score', 'opponent_score')
 
 
 class Evaluator:
@@ -43,6 +46,7 @@ class Evaluator:
         self._seed = seed
         self._report_path = report_path
         self._progress = progress
+        self.games: List[Dict[str, Any]] = []  # the last evaluation's games (GAME_FIELDS), by game seed
 
     def eval(self, train_iter: int = 0, collector_envstep: int = 0) -> Dict[str, Any]:
         env_num = self._env.env_num
@@ -78,6 +82,7 @@ class Evaluator:
                 progress.update(len(episodes) - games_before, postfix=f'{envstep} env steps')
         duration = time.time() - start
         wait_until_idle(self._env)  # the last games' resets run in the background: let them end
+        self.games = sorted((game_outcome(episode) for episode in episodes), key=lambda game: game['game_seed'])
         return self._report(episodes, envstep, duration, train_iter, collector_envstep)
 
     def _report(self, episodes, envstep, duration, train_iter, collector_envstep) -> Dict[str, Any]:
@@ -108,6 +113,15 @@ class Evaluator:
         return report
 
 
+def game_outcome(info: Dict[str, Any]) -> Dict[str, Any]:
+    """A finished game's GAME_FIELDS from its last timestep's info, as plain JSON types."""
+    game = dict(game_seed=int(info['game_seed']), win=bool(info['win']), rank=int(info['rank']),
+                score_ratio=float(info['score_ratio']), final_score=float(info['final_score']),
+                opponent_score=float(info['opponent_score']))
+    assert tuple(game) == GAME_FIELDS
+    return game
+
+
 def append_report(path: str, report: Dict[str, Any]) -> None:
     """Append a report to a JSON-lines file (evaluator.jsonl)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -116,6 +130,6 @@ def append_report(path: str, report: Dict[str, Any]) -> None:
 
 
 def format_report(report: Dict[str, Any]) -> str:
-    """The report as a two-column table, numbers rounded for reading."""
-    rows = [(k, f'{v:.4g}' if isinstance(v, float) else v) for k, v in report.items()]
+    """The report's figures as a two-column table, numbers rounded for reading (evaluate()'s per-game list left out)."""
+    rows = [(k, f'{v:.4g}' if isinstance(v, float) else v) for k, v in report.items() if k in REPORT_FIELDS]
     return tabulate(rows, headers=('evaluator', 'value'), tablefmt='simple')
