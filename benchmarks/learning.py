@@ -341,7 +341,10 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
         for level in args.vs_level:
             report = evaluate(path, episodes=args.final_games, seed=final_seed, overrides=[f'env.bot_level={level}'])
             rows[name].setdefault('final_vs', {})[vs_level(level)] = final_row(report)
-        print(f'{name}: {rows[name]}', flush=True)
+        log_row(name, rows[name])
+    first, *others = rows
+    for name in others:  # each later checkpoint against the first named, on the same games
+        rows[name]['against_first'] = dict(checkpoint=first, **paired_comparison(rows[name], rows[first]))
     result = dict(date=now(), settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
     write_json(os.path.join(RESULTS, f'learning_{tag}.json'), result)
     table = [(name, 'as trained', r) for name, r in rows.items()]
@@ -349,6 +352,17 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
     print(tabulate([(name, opponents, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
                     for name, opponents, r in table],
                    headers=('checkpoint', 'opponents', 'win rate', 'score ratio', 'rank')))
+    for name in others:
+        print(format_paired(name, first, rows[name]['against_first']))
+
+
+def format_paired(name: str, baseline: str, p: Dict) -> str:
+    """One line of paired_comparison's figures."""
+    low, high = p['score_ratio_difference_90']
+    return (f'{name} against {baseline}, game by game on the same {p["games"]} games: higher score ratio in '
+            f'{p["higher_score_ratio"]}, won {p["won_where_baseline_lost"]} that {baseline} lost and lost '
+            f'{p["lost_where_baseline_won"]} that it won; score ratio difference mean '
+            f'{p["score_ratio_difference_mean"]:+.3f} (90% bootstrap interval {low:+.3f} to {high:+.3f})')
 
 
 def now() -> str:
@@ -380,12 +394,8 @@ def print_tables(result: Dict) -> None:
                      f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
                    headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
     for run_tag, run in result['runs'].items():
-        if (p := run.get('final_against_kickstart')) is not None:
-            low, high = p['score_ratio_difference_90']
-            print(f'{run_tag} against its kickstart, game by game on the same {p["games"]} games: higher score ratio '
-                  f'in {p["higher_score_ratio"]}, won {p["won_where_baseline_lost"]} it lost and lost '
-                  f'{p["lost_where_baseline_won"]} it won; score ratio difference mean '
-                  f'{p["score_ratio_difference_mean"]:+.3f} (90% bootstrap interval {low:+.3f} to {high:+.3f})')
+        if run.get('final_against_kickstart') is not None:
+            print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))
     finished = sum('final' in run for run in result['runs'].values())
     for key, m in ((k, v) for k, v in result.items() if k.startswith('summary')):
         print(f'{key} over {finished} runs: win rate mean {m["mean_win_rate"]:.2f} (min {m["min_win_rate"]:.2f}), '
@@ -412,7 +422,8 @@ def main() -> None:
                         'level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
-                        help='no training: evaluate these checkpoints on the final games (for ablation rows)')
+                        help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
+                             'after the first is also compared with the first game by game')
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S',
                         force=True)  # DI-engine set up the root logger at import

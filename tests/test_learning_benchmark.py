@@ -77,9 +77,19 @@ def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(
 
     # --checkpoint: published agents on the final games, as trained and against other bot levels, no training
     published = str(tmp_path / run['published'])
-    rows = learning('--checkpoint', f'agent={published}', '--vs-level', '1')['checkpoints']
+    kickstart_published = str(tmp_path / run['kickstart_published'])
+    rows = learning('--checkpoint', f'agent={published}', '--checkpoint', f'kickstart={kickstart_published}',
+                    '--vs-level', '1')['checkpoints']
     assert rows['agent']['games'] == 2 and rows['agent']['checkpoint'] == published
-    assert rows['agent']['win_rate'] == run['final']['win_rate']  # the same games, greedy: the same outcome
+    # the same games, greedy: the same outcome, game by game
+    assert rows['agent']['game_outcomes'] == run['final']['game_outcomes']
+    assert rows['kickstart']['game_outcomes'] == run['kickstart']['game_outcomes']
+    # the kickstart against the agent: the run's own comparison the other way round
+    reverse, forward = rows['kickstart']['against_first'], run['final_against_kickstart']
+    assert reverse['checkpoint'] == 'agent' and reverse['games'] == 2
+    assert reverse['score_ratio_difference_mean'] == pytest.approx(-forward['score_ratio_difference_mean'])
+    assert (reverse['won_where_baseline_lost'], reverse['lost_where_baseline_won']) == \
+        (forward['lost_where_baseline_won'], forward['won_where_baseline_lost'])
     assert list(rows['agent']['final_vs']) == ['vs level-1 bots']
     assert rows['agent']['final_vs']['vs level-1 bots'] == run_again['final_vs']['vs level-1 bots']
 
