@@ -19,9 +19,9 @@ and `--resume` continues every unfinished run from there, on any machine. A fini
 Writes benchmarks/results/learning_<tag>.json (per run: the curve, the final rows with each game's outcome by game
 seed, a kickstarted run's last checkpoint against its kickstart game by game on the same games, the wall time; the
 references; the mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and
-against training wall time) and each run's final weights and config as benchmarks/results/checkpoints/<run tag>.pth.tar (replay it:
-`gobigger-eval --ckpt PATH --seed N`; its kickstart as <run tag>_kickstart.pth.tar), and prints the final figures
-last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from
+against training wall time) and each run's final weights and config as
+benchmarks/results/checkpoints/<run tag>.pth.tar (replay it: `gobigger-eval --ckpt PATH --seed N`; its kickstart as
+<run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from
 learner.jsonl (evaluations excluded).
 """
 import argparse

@@ -20,8 +20,8 @@ def evaluate(
         replay_dir: Optional[str] = None,
         progress: Optional[bool] = None,
 ) -> Dict:
-    """Evaluate ``ckpt``: the evaluator's report (REPORT_FIELDS) and, under 'games', each game's outcome (GAME_FIELDS,
-    by game seed). The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
+    """Evaluate ``ckpt``: the evaluator's report (REPORT_FIELDS) and, under 'games', each game's seed and outcome
+    (Evaluator.games). The config defaults to the one stored in the checkpoint; ``main_config`` replaces it.
 
     ``replay_dir``: save a video of every evaluated game there (GoBigger's playback, one mp4 per game, named
     ``<preset>_seed<game seed>-all.mp4``). ``progress``: show the games played as a bar (None: on a terminal).

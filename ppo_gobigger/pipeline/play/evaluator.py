@@ -22,9 +22,6 @@ REPORT_FIELDS = (
     'avg_envstep_per_sec', 'avg_time_per_episode', 'reward_mean', 'reward_std', 'reward_max', 'reward_min',
     'win_rate', 'score_ratio_mean', 'rank_mean', 'final_score_mean', 'opponent_score_mean', 'collector_envstep'
 )
-# Each game's outcome as Evaluator.games keeps it: the game's seed names the game, so that two checkpoints' games on
-# the same seeds can be compared one by one.
-GAME_FIELDS = ('game_seed', 'win', 'rank', 'score_ratio', 'final_score', 'opponent_score')
 
 
 class Evaluator:
@@ -46,7 +43,9 @@ class Evaluator:
         self._seed = seed
         self._report_path = report_path
         self._progress = progress
-        self.games: List[Dict[str, Any]] = []  # the last evaluation's games (GAME_FIELDS), by game seed
+        # the last evaluation's games, by game seed: each game's seed and our team's outcome (the env's
+        # episode_info), so that two checkpoints' games on the same seeds can be compared one by one
+        self.games: List[Dict[str, Any]] = []
 
     def eval(self, train_iter: int = 0, collector_envstep: int = 0) -> Dict[str, Any]:
         env_num = self._env.env_num
@@ -82,7 +81,8 @@ class Evaluator:
                 progress.update(len(episodes) - games_before, postfix=f'{envstep} env steps')
         duration = time.time() - start
         wait_until_idle(self._env)  # the last games' resets run in the background: let them end
-        self.games = sorted((game_outcome(episode) for episode in episodes), key=lambda game: game['game_seed'])
+        self.games = sorted((dict(game_seed=e['game_seed'], **e['episode_info']) for e in episodes),
+                            key=lambda game: game['game_seed'])
         return self._report(episodes, envstep, duration, train_iter, collector_envstep)
 
     def _report(self, episodes, envstep, duration, train_iter, collector_envstep) -> Dict[str, Any]:
@@ -111,15 +111,6 @@ class Evaluator:
         if self._report_path:
             append_report(self._report_path, report)
         return report
-
-
-def game_outcome(info: Dict[str, Any]) -> Dict[str, Any]:
-    """A finished game's GAME_FIELDS from its last timestep's info, as plain JSON types."""
-    game = dict(game_seed=int(info['game_seed']), win=bool(info['win']), rank=int(info['rank']),
-                score_ratio=float(info['score_ratio']), final_score=float(info['final_score']),
-                opponent_score=float(info['opponent_score']))
-    assert tuple(game) == GAME_FIELDS
-    return game
 
 
 def append_report(path: str, report: Dict[str, Any]) -> None:
