@@ -21,8 +21,12 @@ seed, a kickstarted run's last checkpoint against its kickstart game by game on 
 references; the mean and min over the runs), learning_<tag>.png (win rate and score ratio against env steps and
 against training wall time) and each run's final weights and config as
 benchmarks/results/checkpoints/<run tag>.pth.tar (replay it: `gobigger-eval --ckpt PATH --seed N`; its kickstart as
-<run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1. Training wall time is collection + learning, summed from
-learner.jsonl (evaluations excluded).
+<run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1. Training
+wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
+
+`--from-runs TAG` trains a second phase: run k starts from the published weights of run k of learning_TAG.json
+(policy.load_path) and keeps that run's kickstart, so that its final games are compared game by game with the
+kickstart that the whole lineage began from (that run's kickstart row is reused when it kept each game's outcome).
 """
 import argparse
 import datetime
@@ -210,14 +214,19 @@ class RunState:
         self.sync()
 
 
-def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, args) -> Dict:
-    """Train (or go on training) one run; returns its curve, its last checkpoint and its training wall time."""
+def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, args,
+              kickstart: Optional[str] = None) -> Dict:
+    """Train (or go on training) one run; returns its curve, its last checkpoint and its training wall time.
+    ``kickstart``: the run's kickstart when it does not make one itself (a run that goes on from another's)."""
     exp_dir = os.path.join(RUNS, run_tag)
     state = RunState(run_tag, exp_dir)
     resume = state.restore() if args.resume else None
     if resume is None:
         shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
         shutil.rmtree(state.folder, ignore_errors=True)
+    if kickstart is not None and not os.path.isfile(state.kickstart):
+        os.makedirs(state.folder, exist_ok=True)
+        copy_atomically(kickstart, state.kickstart)
     logging.info(f'run {run_tag} (seed {seed}): ' + (f'resuming from {resume}' if resume else 'from scratch'))
     overrides = [f'exp_name={exp_dir!r}', f'policy.eval.evaluator.eval_freq={args.eval_every}',
                  f'env.n_evaluator_episode={args.eval_games}']
@@ -230,6 +239,35 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     if os.path.isfile(state.kickstart):
         run['kickstart_checkpoint'] = os.path.relpath(state.kickstart, HERE)
     return run, resume is not None
+
+
+def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
+    """(run tag, run) of the first ``seeds`` finished runs of learning_<tag>.json, for --from-runs; a SystemExit
+    naming what is missing when that file has fewer, or played its final games on other games."""
+    path = os.path.join(RESULTS, f'learning_{tag}.json')
+    if not os.path.isfile(path):
+        tags = sorted(os.path.basename(p)[len('learning_'):-len('.json')]
+                      for p in glob.glob(os.path.join(RESULTS, 'learning_*.json')))
+        raise SystemExit(f'--from-runs {tag}: no {os.path.relpath(path)}; the tags with results: {tags}')
+    with open(path) as f:
+        previous = json.load(f)
+    finished = [(run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run]
+    if len(finished) < seeds:
+        raise SystemExit(f'--from-runs {tag}: --seeds {seeds} needs {seeds} finished runs, {os.path.relpath(path)} '
+                         f'has {len(finished)}: {[run_tag for run_tag, _ in finished]}')
+    if previous['settings']['final_seed'] != final_seed:
+        raise SystemExit(f'--from-runs {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
+                         f'this config\'s take {final_seed}; set the same seed')
+    return finished[:seeds]
+
+
+def inherited_kickstart_row(source: Dict, args) -> Dict:
+    """The kickstart row (and published file) of the run that a --from-runs run goes on from, when it was played
+    on the same final games with each game's outcome: the same weights on the same games (greedy play)."""
+    row = source.get('kickstart')
+    if row is None or row['games'] != args.final_games or 'game_outcomes' not in row:
+        return {}
+    return dict(kickstart=row, kickstart_published=source['kickstart_published'])
 
 
 def kept_kickstart_row(previous: Dict, args) -> Dict:
@@ -291,7 +329,8 @@ def summary(rows: List[Dict]) -> Dict:
 def run_rows(run_tag: str, run: Dict) -> List[tuple]:
     """(name, summary key, final row) of each final row a run has: its last checkpoint, its kickstart alone, and
     its last checkpoint against other bot levels."""
-    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps)', 'summary', run['final'])]
+    after = f' after {run["from_run"]["tag"]}' if 'from_run' in run else ''
+    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps{after})', 'summary', run['final'])]
     if 'kickstart' in run:
         rows.append((f'{run_tag}: its kickstart alone', 'summary_kickstart', run['kickstart']))
     rows += [(f'{run_tag} {name}', f'summary_{name.replace(" ", "_").replace("-", "")}', row)
@@ -421,6 +460,9 @@ def main() -> None:
                         help='also play each run\'s last checkpoint (or each --checkpoint) on the final games against '
                         'level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
+    parser.add_argument('--from-runs', metavar='TAG', default=None,
+                        help='a second phase: run k starts from the published weights of run k of learning_TAG.json '
+                             '(policy.load_path) and keeps that run\'s kickstart as its own row (compared game by game)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -437,6 +479,8 @@ def main() -> None:
     for level in args.vs_level:
         if level not in BOT_LEVELS:
             parser.error(f'--vs-level must be one of {list(BOT_LEVELS)}, got {level}')
+    if args.checkpoint and args.from_runs:
+        parser.error('--from-runs trains; --checkpoint only evaluates: give one of them')
     if args.checkpoint:
         evaluate_checkpoints(args, final_seed, tag)
         return
@@ -453,7 +497,7 @@ def main() -> None:
     settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
                     training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
                     eval_games=args.eval_games, final_games=args.final_games, final_seed=final_seed,
-                    greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds)
+                    greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds, from_runs=args.from_runs)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -461,13 +505,25 @@ def main() -> None:
             previous = json.load(f)
         result['runs'], result['references'] = previous.get('runs', {}), previous.get('references', {})
 
+    sources = source_runs(args.from_runs, args.seeds, final_seed) if args.from_runs else None
     for k in range(args.seeds):
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'final' not in run:
-            trained, resumed = train_run(main_config, create_config, run_tag, seed, args)
+            run_config, kickstart, origin = main_config, None, {}
+            if sources is not None:  # its weights start from the source run's last, its kickstart is that run's
+                source_tag, source = sources[k]
+                weights = os.path.join(HERE, source['published'])
+                run_config = apply_overrides(main_config, [f'policy.load_path={weights!r}'])
+                if 'kickstart_checkpoint' in source:
+                    kickstart = os.path.join(HERE, source['kickstart_checkpoint'])
+                origin = dict(from_run=dict(tag=source_tag, published=source['published'],
+                                            env_steps=source['env_steps']))
+            trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
             kept = kept_kickstart_row(run, args) if resumed else {}
-            run = dict(seed=seed, env_steps=args.env_steps, **trained, **kept)
+            if sources is not None and not kept:
+                kept = inherited_kickstart_row(sources[k][1], args)
+            run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept)
             result['runs'][run_tag] = run
             write_json(json_path, result)
         if args.only_train:

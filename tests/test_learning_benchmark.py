@@ -150,3 +150,30 @@ def test_paired_comparison_against_hand_computed_figures(learning):
     assert paired(agent, dict(games=4)) is None  # a row played before per-game outcomes were kept
     with pytest.raises(ValueError, match='different games'):
         paired(agent, row((9, True, 1.0), (1, True, 1.0), (3, True, 1.0), (5, True, 1.0)))
+
+
+def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, tmp_path, monkeypatch):
+    """--from-runs TAG: the run starts from TAG's published weights (policy.load_path), no imitation of its own, and
+    keeps TAG's kickstart: its row is reused (the same weights on the same games), not played again."""
+    first = learning()['runs']['kick']
+    played = record_evaluations(learning.module, monkeypatch, [])
+    with pytest.raises(SystemExit, match='needs 2 finished runs'):
+        learning('--tag', 'second', '--from-runs', 'kick', '--seeds', '2')
+    with pytest.raises(SystemExit, match=r"no results/learning_nothing.json; the tags with results: \['kick'\]"):
+        monkeypatch.chdir(tmp_path)
+        learning('--tag', 'second', '--from-runs', 'nothing')
+    learning('--tag', 'second', '--from-runs', 'kick', '--set', 'pretrain.env_steps=0')
+    with open(tmp_path / 'results' / 'learning_second.json') as f:
+        result = json.load(f)
+    run = result['runs']['second']
+    assert result['settings']['from_runs'] == 'kick'
+    assert run['from_run'] == dict(tag='kick', published=first['published'], env_steps=376)
+    with open(tmp_path / 'runs' / 'second' / 'total_config.json') as f:
+        assert json.load(f)['policy']['load_path'] == str(tmp_path / first['published'])
+    assert [p['env_steps'] for p in run['curve']] == [0, 256, 512]  # PPO from the first step (whole rollouts of 256)
+    assert played == [str(tmp_path / 'results' / 'checkpoints' / 'second.pth.tar')]  # the kickstart is not replayed
+    assert (run['kickstart'], run['kickstart_published']) == (first['kickstart'], first['kickstart_published'])
+    assert run['final_against_kickstart']['games'] == 2
+    ours, theirs = load_checkpoint(tmp_path / 'results' / 'runs' / 'second' / 'kickstart.pth.tar'), \
+        load_checkpoint(tmp_path / first['kickstart_published'])
+    assert all(torch.equal(w, theirs['model'][k]) for k, w in ours['model'].items())  # the lineage's kickstart
