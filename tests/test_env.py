@@ -206,11 +206,11 @@ def test_margin_reward_sums_to_the_final_margin_over_the_strongest_other_team(pr
 
 
 @pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
-def test_log_rewards_sum_to_the_log_of_the_final_score_and_ratio(preset):
+def test_scale_free_rewards_sum_to_the_log_of_the_final_score_and_the_ratio(preset):
     """reward='log_score' adds up to ln(final / start team score); 'log_ratio' to ln(final score / the best other
-    team's), positive exactly when the game is won. reward_scale does not enter either."""
+    team's) and 'ratio' to that ratio - 1, both positive exactly when the game is won. reward_scale enters none."""
     totals = {}
-    for kind in ('log_score', 'log_ratio'):
+    for kind in ('log_score', 'log_ratio', 'ratio'):
         env = make_env(preset, frame_limit=300, reward=kind, reward_scale=10.0, action_repeat=2)
         _, step_rewards, ts = play_game(env, seed=3)
         rewards = [float(r) for r in step_rewards[:, 0]]
@@ -218,11 +218,12 @@ def test_log_rewards_sum_to_the_log_of_the_final_score_and_ratio(preset):
         assert ts.info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
         env.close()
     start = 2 * GameConsts.from_game_cfg(make_env(preset)._game_cfg).score_init
-    (log_score, info), (log_ratio, same_game) = totals['log_score'], totals['log_ratio']
-    assert same_game['final_score'] == info['final_score']  # the reward does not change the game
+    (log_score, info), (log_ratio, same), (ratio, third) = totals['log_score'], totals['log_ratio'], totals['ratio']
+    assert same['final_score'] == third['final_score'] == info['final_score']  # the reward does not change the game
     assert log_score == pytest.approx(math.log(info['final_score'] / start), rel=1e-4, abs=1e-5)
     assert log_ratio == pytest.approx(math.log(info['score_ratio']), rel=1e-4, abs=1e-5)
-    assert (log_ratio > 0) == info['win']
+    assert ratio == pytest.approx(info['score_ratio'] - 1.0, rel=1e-4, abs=1e-5)  # the start ratio is 1: equal teams
+    assert (log_ratio > 0) == (ratio > 0) == info['win']
 
 
 def test_team_spirit_mixes_each_players_own_log_score_with_the_teams():

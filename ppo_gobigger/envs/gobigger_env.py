@@ -63,7 +63,7 @@ class GoBiggerPPOEnv(BaseEnv):
         # others (eject and split happen once), while the opponents act on every one. An env step is
         # step_mul * action_repeat frames; the reward is summed over them.
         action_repeat=1,
-        reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio
+        reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio, ratio
         reward_scale=1000.0,  # the score and margin rewards are divided by this
         # share of the team's reward in each player's reward; the rest is the player's own (score, log_score only)
         team_spirit=1.0,

@@ -9,10 +9,14 @@ end minus the potential at its start, whatever happened in between:
 | 'margin'      | (ours - the best other team's score) / reward_scale    | the final margin / reward_scale: > 0 if won  |
 | 'log_score'   | ln(our team's score)                                   | ln(final / start score)                      |
 | 'log_ratio'   | ln(ours / the best other team's score)                 | ln(final score ratio): > 0 if won            |
+| 'ratio'       | ours / the best other team's score                     | final score ratio - 1: > 0 if won            |
 
 The log kinds are scale-free (reward_scale is not used): doubling the team's mass pays the same early and late in a
-game, so the large swings of a late game do not drown the early lessons. With a single team, "the best other team"
-is absent and the margin and ratio kinds reduce to our own score. Evaluation always reports the true outcome.
+game, so the large swings of a late game do not drown the early lessons. 'ratio' is scale-free too but pays what the
+mean score ratio of an evaluation counts: a game ended with the other team almost wiped out (ratio 100) is worth ten
+games won by a ratio of 10, where 'log_ratio' counts it as two. With a single team, "the best other team" is absent
+and the margin and ratio kinds reduce to our own score ('margin', 'ratio': / reward_scale; 'log_ratio': its log).
+Evaluation always reports the true outcome.
 
 Each player gets its own reward (A,): ``team_spirit * (the team's reward) + (1 - team_spirit) * (the player's own
 reward)``, the player's own potential being its own score / reward_scale ('score') or ln(its own score)
@@ -25,7 +29,7 @@ from typing import List, Mapping, Sequence
 
 import numpy as np
 
-REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio')
+REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio', 'ratio')
 PLAYER_KINDS = ('score', 'log_score')  # the kinds with a per-player potential (team_spirit < 1)
 SCORE_FLOOR = 1.0  # scores are floored before a log (a team's score never drops near it in play)
 
@@ -67,6 +71,8 @@ class TeamReward:
             return ours / self.reward_scale
         if self.kind == 'margin':
             return (ours - (max(others) if others else 0.0)) / self.reward_scale
+        if self.kind == 'ratio':
+            return ours / max(max(others), SCORE_FLOOR) if others else ours / self.reward_scale
         log_ours = math.log(max(ours, SCORE_FLOOR))
         if self.kind == 'log_score' or not others:
             return log_ours
