@@ -261,18 +261,10 @@ def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
     return finished[:seeds]
 
 
-def inherited_kickstart_row(source: Dict, args) -> Dict:
-    """The kickstart row (and published file) of the run that a --from-runs run goes on from, when it was played
-    on the same final games with each game's outcome: the same weights on the same games (greedy play)."""
-    row = source.get('kickstart')
-    if row is None or row['games'] != args.final_games or 'game_outcomes' not in row:
-        return {}
-    return dict(kickstart=row, kickstart_published=source['kickstart_published'])
-
-
 def kept_kickstart_row(previous: Dict, args) -> Dict:
     """The kickstart's final row (and its published file) of ``previous``, the same run before it was resumed for
-    more env steps: its kickstart is the one it had (RunState keeps it), so that row on the same games stands."""
+    more env steps (its kickstart is the one it had: RunState keeps it) or the run a --from-runs run goes on from
+    (whose kickstart it keeps): the same weights on the same games, greedy, so that row stands."""
     if 'kickstart' not in previous or previous['kickstart']['games'] != args.final_games:
         return {}
     return {key: previous[key] for key in ('kickstart', 'kickstart_published')}
@@ -462,7 +454,7 @@ def main() -> None:
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--from-runs', metavar='TAG', default=None,
                         help='a second phase: run k starts from the published weights of run k of learning_TAG.json '
-                             '(policy.load_path) and keeps that run\'s kickstart as its own row (compared game by game)')
+                             '(policy.load_path) and keeps that run\'s kickstart as its own (compared game by game)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -495,9 +487,10 @@ def main() -> None:
     # envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random teams
     opponents = 'random' if cfg.env.opponent == 'random' else f'bot level {cfg.env.bot_level}'
     settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
-                    training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps, eval_every=args.eval_every,
-                    eval_games=args.eval_games, final_games=args.final_games, final_seed=final_seed,
-                    greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds, from_runs=args.from_runs)
+                    training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps,
+                    eval_every=args.eval_every, eval_games=args.eval_games, final_games=args.final_games,
+                    final_seed=final_seed, greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds,
+                    from_runs=args.from_runs)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -521,8 +514,8 @@ def main() -> None:
                                             env_steps=source['env_steps']))
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
             kept = kept_kickstart_row(run, args) if resumed else {}
-            if sources is not None and not kept:
-                kept = inherited_kickstart_row(sources[k][1], args)
+            if sources is not None and not kept and 'game_outcomes' in sources[k][1].get('kickstart', {}):
+                kept = kept_kickstart_row(sources[k][1], args)  # with each game's outcome, for the paired figures
             run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept)
             result['runs'][run_tag] = run
             write_json(json_path, result)
