@@ -261,6 +261,15 @@ def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
     return finished[:seeds]
 
 
+def going_on_from(main_config: Dict, source_tag: str, source: Dict) -> tuple:
+    """A --from-runs run of ``source``: its config (starting from the source's published weights), the source's
+    kickstart checkpoint (or None) and what the run records of where it began."""
+    weights = os.path.join(HERE, source['published'])
+    kickstart = os.path.join(HERE, source['kickstart_checkpoint']) if 'kickstart_checkpoint' in source else None
+    origin = dict(from_run=dict(tag=source_tag, published=source['published'], env_steps=source['env_steps']))
+    return apply_overrides(main_config, [f'policy.load_path={weights!r}']), kickstart, origin
+
+
 def kept_kickstart_row(previous: Dict, args) -> Dict:
     """The kickstart's final row (and its published file) of ``previous``, the same run before it was resumed for
     more env steps (its kickstart is the one it had: RunState keeps it) or the run a --from-runs run goes on from
@@ -503,15 +512,8 @@ def main() -> None:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'final' not in run:
-            run_config, kickstart, origin = main_config, None, {}
-            if sources is not None:  # its weights start from the source run's last, its kickstart is that run's
-                source_tag, source = sources[k]
-                weights = os.path.join(HERE, source['published'])
-                run_config = apply_overrides(main_config, [f'policy.load_path={weights!r}'])
-                if 'kickstart_checkpoint' in source:
-                    kickstart = os.path.join(HERE, source['kickstart_checkpoint'])
-                origin = dict(from_run=dict(tag=source_tag, published=source['published'],
-                                            env_steps=source['env_steps']))
+            run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
+                going_on_from(main_config, *sources[k])
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
             kept = kept_kickstart_row(run, args) if resumed else {}
             if sources is not None and not kept and 'game_outcomes' in sources[k][1].get('kickstart', {}):

@@ -71,12 +71,13 @@ class TeamReward:
             return ours / self.reward_scale
         if self.kind == 'margin':
             return (ours - (max(others) if others else 0.0)) / self.reward_scale
+        best_other = max(max(others), SCORE_FLOOR) if others else None  # the ratio kinds' denominator
         if self.kind == 'ratio':
-            return ours / max(max(others), SCORE_FLOOR) if others else ours / self.reward_scale
+            return ours / (best_other or self.reward_scale)
         log_ours = math.log(max(ours, SCORE_FLOOR))
-        if self.kind == 'log_score' or not others:
+        if self.kind == 'log_score' or best_other is None:
             return log_ours
-        return log_ours - math.log(max(max(others), SCORE_FLOOR))  # 'log_ratio'
+        return log_ours - math.log(best_other)  # 'log_ratio'
 
     def potential(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> np.ndarray:
         """(A,) each player's potential."""
