@@ -2,6 +2,7 @@
 import argparse
 import logging
 import os
+import signal
 import sys
 import time
 from typing import List, Optional
@@ -77,6 +78,8 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     except (ConfigError, CheckpointError) as e:
         return _fail(str(e))
     except TrainingInterrupted as e:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # the stop is done: a late repeat of its signal changes nothing
+            signal.signal(signum, signal.SIG_IGN)
         if e.checkpoint is None:  # a torchrun rank other than 0 (rank 0 writes it), or stopped in the kickstart
             print(f'{e.signal_name}: training stopped.', file=sys.stderr)
         else:

@@ -1,5 +1,7 @@
 """SIGINT (Ctrl+C, to the whole process group) and SIGTERM during a real training run: a checkpoint within
-10 s, every env process gone, a non-zero exit and a message saying where the checkpoint is."""
+10 s, every env process gone, a non-zero exit and a message saying where the checkpoint is. A signal repeated
+while the run stops (``timeout make train`` sends SIGTERM twice: timeout to the group, make to its child) changes
+nothing."""
 import collections
 import os
 import re
@@ -27,8 +29,9 @@ def _processes_mentioning(text):
     return found
 
 
-@pytest.mark.parametrize('signum, whole_group', [(signal.SIGINT, True), (signal.SIGTERM, False)])
-def test_signal_checkpoints_and_stops_everything(tmp_path, signum, whole_group):
+@pytest.mark.parametrize('signum, whole_group, repeats', [
+    (signal.SIGINT, True, 1), (signal.SIGTERM, False, 1), (signal.SIGTERM, True, 3)])
+def test_signal_checkpoints_and_stops_everything(tmp_path, signum, whole_group, repeats):
     exp_dir = tmp_path / 'run'
     args = [sys.executable, 'entry/train_gobigger.py', '--exp-name', str(exp_dir), '--no-progress']
     for item in SMALL + ['max_env_step=10000000', 'policy.eval.evaluator.eval_freq=10000000']:
@@ -43,14 +46,16 @@ def test_signal_checkpoints_and_stops_everything(tmp_path, signum, whole_group):
         time.sleep(0.2)
     assert len(_processes_mentioning(str(exp_dir))) >= 1 + 2 + 2  # trainer, 2 collector and 2 evaluator envs
     sent = time.time()
-    if whole_group:
-        os.killpg(proc.pid, signum)  # what Ctrl+C in a terminal does
-    else:
-        proc.send_signal(signum)
+    for _ in range(repeats):
+        if whole_group:
+            os.killpg(proc.pid, signum)  # what Ctrl+C in a terminal does
+        else:
+            proc.send_signal(signum)
+        time.sleep(0.05)
     _, stderr = proc.communicate(timeout=30)
     took = time.time() - sent
     assert took < 10, f'took {took:.1f}s to stop'
-    assert proc.returncode == 128 + signum
+    assert proc.returncode == 128 + signum, stderr[-3000:]
     match = re.search(r'Checkpoint: (\S+)', stderr)
     assert match, stderr[-2000:]
     ckpt = load_checkpoint(match.group(1))
@@ -97,3 +102,20 @@ def test_signal_during_the_kickstart_saves_nothing(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM
     assert 'stopped during the kickstart, nothing saved' in stderr, stderr[-2000:]
     assert not (exp_dir / 'ckpt').exists() or os.listdir(exp_dir / 'ckpt') == []
+
+
+def test_the_guard_takes_one_stop_and_ignores_its_repeats():
+    """In-process: the first signal raises (or waits for the critical block); repeats while the run stops are
+    ignored instead of falling through to the default action, which would kill it before its checkpoint."""
+    from ppo_gobigger.pipeline.interrupt import InterruptGuard, TrainingInterrupted
+    before = signal.getsignal(signal.SIGTERM)
+    with InterruptGuard() as guard:
+        with pytest.raises(TrainingInterrupted) as stop:
+            with guard.critical():
+                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGINT)  # held too: the block ends before the stop is raised
+                finished = True
+        assert finished and stop.value.signum == signal.SIGTERM and stop.value.exit_code == 143
+        os.kill(os.getpid(), signal.SIGTERM)  # while saving: ignored, and we are still alive to assert it
+        os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGTERM) is before  # the guard put the previous handlers back

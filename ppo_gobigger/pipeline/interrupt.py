@@ -2,6 +2,9 @@
 
 The signal raises ``TrainingInterrupted`` in the main thread at once, except inside ``critical()`` (a PPO
 iteration's updates and counters, a few seconds at most): there it is held and raised when the block ends.
+Once taken, the same stop is not interrupted again: further signals while the guard is on are ignored, so the
+checkpoint gets written even when a signal comes twice (``timeout make train`` sends SIGTERM to make's process
+group and make passes it on to its child; impatient Ctrl+C). SIGKILL remains the way to stop at once.
 """
 import contextlib
 import os
@@ -32,6 +35,7 @@ class InterruptGuard:
     def __init__(self) -> None:
         self._depth = 0  # nesting of critical()
         self._pending: Optional[int] = None
+        self._stopping = False  # a TrainingInterrupted has been raised (or is pending): the run is saving
         self._previous = {}
         self._pid = os.getpid()
 
@@ -53,6 +57,11 @@ class InterruptGuard:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        if self._stopping:
+            os.write(2, f'{signal.Signals(signum).name} again: already stopping, saving the checkpoint '
+                        '(SIGKILL stops at once, losing it)\n'.encode())
+            return
+        self._stopping = True
         if self._depth > 0:
             self._pending = signum
         else:

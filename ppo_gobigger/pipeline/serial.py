@@ -158,8 +158,10 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
         logger.info(f'reward_mean {report["reward_mean"]:.3f} >= stop_value {cfg.env.stop_value}')
         return True
 
-    try:
-        with guard:
+    # the guard stays on until the checkpoint is written and the envs are closed: a second signal while stopping
+    # is ignored instead of killing the process half-way through the save
+    with guard:
+        try:
             if kickstarting:
                 stats = pretrain(policy, cfg, create_cfg, progress)
                 learned_envstep = stats['env_steps']
@@ -213,18 +215,19 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
                 monitor.on_iteration(collector.envstep, learner.train_iter, stats, sps, episodes)
             if last_eval != collector.envstep and rank.is_main:  # the final state is always evaluated and saved
                 report = save_and_evaluate(collector.envstep)
-    except TrainingInterrupted as e:
-        if kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
-            logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command starts '
-                         'the run again')
-        elif rank.is_main:
-            e.checkpoint = learner.save(learned_envstep, resume_state)
-            logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
-        raise
-    finally:
-        if monitor is not None:
-            monitor.close()
-        workers.close()
+        except TrainingInterrupted as e:
+            if kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
+                logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
+                             'starts the run again')
+            elif rank.is_main:
+                e.checkpoint = learner.save(learned_envstep, resume_state)
+                logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in '
+                             f'{e.checkpoint}')
+            raise
+        finally:
+            if monitor is not None:
+                monitor.close()
+            workers.close()
     return policy, report
 
 
