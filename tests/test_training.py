@@ -287,6 +287,38 @@ def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstar
     assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
 
 
+def test_critic_warmup_trains_the_critic_head_alone_then_ppo_and_counts_across_resume(trained, tmp_path):
+    """policy.learn.critic_warmup_iters: the first iterations from loaded weights change the critic head and nothing
+    else (the policy plays as it did); a resumed run counts the warm-up iterations it has done, then PPO moves all."""
+    from ppo_gobigger import train
+    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
+    exp_dir, _ = trained
+    published = str(tmp_path / 'agent.pth.tar')
+    export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
+    source = load_checkpoint(published)['model']
+    main_config, create_config = small_config(tmp_path / 'warm', f'policy.load_path={published!r}',
+                                              'policy.learn.critic_warmup_iters=3', 'policy.learn.target_kl=1e-4',
+                                              'max_env_step=512')
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'warm' / 'learner.jsonl')
+    assert [(r['envstep'], r['critic_warmup'], r['update_count']) for r in log] == [(256, 1.0, 4), (512, 1.0, 4)]
+    warm = load_checkpoint(str(tmp_path / 'warm' / 'ckpt' / 'iteration_8.pth.tar'))
+    assert warm['ppo_iterations'] == 2
+    critic = [k for k in source if k.startswith('critic_head.')]
+    assert critic and all(torch.equal(warm['model'][k], w) for k, w in source.items() if k not in critic)
+    assert all(not torch.equal(warm['model'][k], source[k]) for k in critic if k.endswith('weight'))
+
+    main_config, create_config = small_config(tmp_path / 'warm', 'policy.learn.critic_warmup_iters=3',
+                                              'policy.learn.target_kl=1e-4', 'max_env_step=1024')
+    train(main_config, create_config, seed=0, progress=False,
+          resume=str(tmp_path / 'warm' / 'ckpt' / 'iteration_8.pth.tar'))
+    log = read_jsonl(tmp_path / 'warm' / 'learner.jsonl')
+    assert [(r['envstep'], r['critic_warmup']) for r in log[2:]] == [(768, 1.0), (1024, 0.0)]
+    assert log[-1]['kl_stopped'] == 1.0  # a PPO iteration again: the policy moved, so target_kl stopped it
+    last = load_checkpoint(str(tmp_path / 'warm' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
+    assert any(not torch.equal(last['model'][k], w) for k, w in source.items() if k not in critic)
+
+
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
     """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
     land in the order they finish, the returned views are the same memory, and a game that does not fit is an

@@ -92,6 +92,12 @@ class GoBiggerPPOPolicy(Policy):
             # kickstart_kl has fallen linearly to 0 from its full weight at env step 0: PPO is free of the teacher
             # from there on, and a run extended with --resume keeps the schedule. None: kickstart_kl stays constant.
             kickstart_kl_env_steps=None,
+            # (int) The first this many PPO iterations of a run (after its kickstart, or from policy.load_path)
+            # train the critic head alone on the value loss: the encoder and the actor head, hence the policy, stay
+            # as they are while the critic fits the returns of this run's reward and opponents under fresh value
+            # normalisation; PPO's policy updates start after them. A resumed run counts the ones it has done.
+            # 0: off.
+            critic_warmup_iters=0,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
             # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the
@@ -145,6 +151,12 @@ class GoBiggerPPOPolicy(Policy):
         self._value_norm = ValueNorm().to(self._device)
         self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
         self._teacher: Optional[torch.nn.Module] = None  # the frozen kickstart, when policy.learn.kickstart_kl > 0
+        self._ppo_iterations = 0  # learn calls of this run (critic_warmup_iters counts them); in checkpoints
+        # the policy's parameters (all but the critic head's): left alone by a critic warm-up's updates
+        self._policy_params = [p for name, p in self._model.named_parameters() if not name.startswith('critic_head.')]
+        if cfg.critic_warmup_iters > 0 and len(self._policy_params) == len(list(self._model.parameters())):
+            raise ValueError(f'policy.learn.critic_warmup_iters={cfg.critic_warmup_iters} trains the critic head '
+                             f'alone, and {type(self._model).__name__} has no critic_head: set it to 0')
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
         # What a learner of several processes hands in through learn_mode.set_attribute
@@ -207,6 +219,8 @@ class GoBiggerPPOPolicy(Policy):
         """
         cfg = self._cfg.learn
         lr = self._set_learning_rate(progress)
+        warming_up = self._ppo_iterations < cfg.critic_warmup_iters  # the critic head alone learns this iteration
+        self._ppo_iterations += 1
         imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
         kickstart_kl_weight = self._kickstart_kl_weight(envstep) if self._teacher is not None else 0.0
         rollout = {k: v for k, v in rollout.items()}
@@ -249,7 +263,8 @@ class GoBiggerPPOPolicy(Policy):
                                  for idx in torch.arange(S, device=self._device).split(cfg.batch_size)]
                 teacher_logp = torch.log_softmax(torch.cat(teacher_logit), -1)  # (S, A, N)
 
-        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl
+        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl (in a critic
+        # warm-up: every epoch, on the value loss alone)
         self._learn_model.train()
         stats: Dict[str, List[float]] = {}
         kl_stopped = False
@@ -264,27 +279,34 @@ class GoBiggerPPOPolicy(Policy):
                 if cfg.adv_norm:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 pl = policy_loss(logp, old_logp[idx], adv, cfg.clip_ratio, cfg.dual_clip)
-                if cfg.target_kl is not None and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl:
+                if (not warming_up and cfg.target_kl is not None
+                        and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl):
                     kl_stopped = True
                     break
                 vl = value_loss(
                     out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None
                 )
                 entropy = dist.entropy().mean()
-                loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                imitation = self._imitation_loss(len(idx)) if imitation_weight > 0 else None
-                if imitation is not None:
-                    loss = loss + imitation_weight * imitation
-                kickstart_kl = None
-                if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
-                    kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0 too
-                    loss = loss + kickstart_kl_weight * kickstart_kl
+                imitation = kickstart_kl = None
+                if warming_up:
+                    loss = cfg.value_weight * vl
+                else:
+                    loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
+                    imitation = self._imitation_loss(len(idx)) if imitation_weight > 0 else None
+                    if imitation is not None:
+                        loss = loss + imitation_weight * imitation
+                    if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
+                        kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0
+                        loss = loss + kickstart_kl_weight * kickstart_kl
 
                 self._optimizer.zero_grad()
                 loss.backward()
                 # under torchrun: the mean gradient of all ranks, before clipping. A NaN/inf gradient of any rank
                 # then reaches every rank, and they all skip this update below.
                 self._average_gradients(self._learn_model.parameters())
+                if warming_up:  # no gradient, so Adam leaves them (and their moments) as they are
+                    for param in self._policy_params:
+                        param.grad = None
                 grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
                 if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
                     self._skip_nonfinite_update(loss, grad_norm)
@@ -301,6 +323,7 @@ class GoBiggerPPOPolicy(Policy):
                         stats.setdefault(name, []).append(float(x.detach()))
         result = self._result(stats, ev, lr)
         result['kl_stopped'] = float(kl_stopped)
+        result['critic_warmup'] = float(warming_up)
         if 'imitation_loss' in result:
             result['imitation_weight'] = imitation_weight
         if self._teacher is not None:
@@ -386,6 +409,7 @@ class GoBiggerPPOPolicy(Policy):
             'model': self._learn_model.state_dict(),
             'optimizer': self._optimizer.state_dict(),
             'value_norm': self._value_norm.state_dict(),
+            'ppo_iterations': self._ppo_iterations,
         }
         if self._teacher is not None:
             state['teacher'] = self._teacher.state_dict()
@@ -398,6 +422,9 @@ class GoBiggerPPOPolicy(Policy):
         self._learn_model.load_state_dict(state_dict['model'])
         self._optimizer.load_state_dict(state_dict['optimizer'])
         self._value_norm.load_state_dict(state_dict['value_norm'])
+        # checkpoints from before the counter: a kickstart (train_iter 0) has done none, any other is past a warm-up
+        self._ppo_iterations = state_dict.get(
+            'ppo_iterations', 0 if state_dict.get('train_iter') == 0 else self._cfg.learn.critic_warmup_iters)
         self._teacher = None
         if self._cfg.learn.kickstart_kl <= 0:
             return
