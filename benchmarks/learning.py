@@ -53,7 +53,7 @@ from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.learn.checkpoint import export_weights
+from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoint
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
@@ -262,9 +262,15 @@ def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
 
 
 def going_on_from(main_config: Dict, source_tag: str, source: Dict) -> tuple:
-    """A --from-runs run of ``source``: its config (starting from the source's published weights), the source's
+    """A --from-runs run of ``source``: its config (starting from the source's published weights, or, with
+    policy.load_learn_state, from the full checkpoint of its committed run state, the same iteration), the source's
     kickstart checkpoint (or None) and what the run records of where it began."""
     weights = os.path.join(HERE, source['published'])
+    if main_config['policy'].get('load_learn_state'):
+        weights = os.path.join(RUN_STATE, source_tag, 'latest.pth.tar')
+        if not os.path.isfile(weights) or load_checkpoint(weights)['envstep'] != source['env_steps']:
+            raise SystemExit(f'--from-runs with policy.load_learn_state: {os.path.relpath(weights)} is not the '
+                             f"state of {source_tag}'s last iteration ({source['env_steps']:,} env steps)")
     kickstart = os.path.join(HERE, source['kickstart_checkpoint']) if 'kickstart_checkpoint' in source else None
     origin = dict(from_run=dict(tag=source_tag, published=source['published'], env_steps=source['env_steps']))
     return apply_overrides(main_config, [f'policy.load_path={weights!r}']), kickstart, origin
@@ -463,7 +469,9 @@ def main() -> None:
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--from-runs', metavar='TAG', default=None,
                         help='a second phase: run k starts from the published weights of run k of learning_TAG.json '
-                             '(policy.load_path) and keeps that run\'s kickstart as its own (compared game by game)')
+                             '(policy.load_path; with --set policy.load_learn_state=True, from its committed run '
+                             'state, optimizer and value normalisation included) and keeps that run\'s kickstart as '
+                             'its own (compared game by game)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -474,7 +482,10 @@ def main() -> None:
 
     main_config, create_config = load_config_file(args.config)
     main_config = apply_overrides(main_config, args.set)
-    cfg, _ = compile_config(main_config, create_config)
+    # the settings every run shares (a --from-runs run's policy.load_path is its source's, set per run: checked here
+    # as set, so that the keys that need one pass)
+    cfg, _ = compile_config(apply_overrides(main_config, [f'policy.load_path={args.from_runs!r}'])
+                            if args.from_runs else main_config, create_config)
     tag = args.tag or cfg.env.preset
     final_seed = cfg.seed + FINAL_SEED_OFFSET
     for level in args.vs_level:

@@ -239,6 +239,11 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
                           f'pretrain.env_steps > 0 or a policy.load_path to distil, got {cfg.pretrain.env_steps} and '
                           f'{cfg.policy.load_path!r}')
+    if not isinstance(learn.critic_warmup_iters, int) or learn.critic_warmup_iters < 0:
+        raise ConfigError(f'policy.learn.critic_warmup_iters must be an int >= 0, got {learn.critic_warmup_iters!r}')
+    if cfg.policy.load_learn_state and not cfg.policy.load_path:
+        raise ConfigError('policy.load_learn_state=True takes the optimizer and value normalisation of '
+                          'policy.load_path, which is not set')
     if cfg.pretrain.learning_rate is not None and cfg.pretrain.learning_rate <= 0:
         raise ConfigError(f'pretrain.learning_rate must be None or > 0, got {cfg.pretrain.learning_rate}')
     if cfg.pretrain.env_steps < 0 or cfg.pretrain.epochs < 1:

@@ -177,3 +177,10 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
     ours, theirs = load_checkpoint(tmp_path / 'results' / 'runs' / 'second' / 'kickstart.pth.tar'), \
         load_checkpoint(tmp_path / first['kickstart_published'])
     assert all(torch.equal(w, theirs['model'][k]) for k, w in ours['model'].items())  # the lineage's kickstart
+
+    # policy.load_learn_state: the source run's full checkpoint (its committed run state, the same last iteration),
+    # whose optimizer and value normalisation the new run takes over
+    learning('--tag', 'third', '--from-runs', 'kick', '--set', 'pretrain.env_steps=0',
+             '--set', 'policy.load_learn_state=True')
+    with open(tmp_path / 'runs' / 'third' / 'total_config.json') as f:
+        assert json.load(f)['policy']['load_path'] == str(tmp_path / 'results' / 'runs' / 'kick' / 'latest.pth.tar')

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.config import ConfigError, apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
@@ -264,6 +264,36 @@ def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tm
     scratch, _ = small_config(tmp_path / 'kl3', *[s for s in settings if 'actor_head' not in s], 'max_env_step=2048')
     with pytest.raises(CheckpointError, match='kickstart_kl=2.0 needs the kickstart'):
         train(scratch, create_config, resume=str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), progress=False)
+
+
+def test_load_learn_state_carries_the_optimizer_and_value_normalisation_over(trained, tmp_path):
+    """policy.load_learn_state: a new run from a full checkpoint starts with its Adam moments and value-norm
+    statistics (counters fresh); published weights hold neither and are refused before anything is written."""
+    from ppo_gobigger import train
+    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
+    exp_dir, _ = trained
+    full = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar')
+    source = load_checkpoint(full)
+    main_config, create_config = small_config(tmp_path / 'on', f'policy.load_path={full!r}',
+                                              'policy.load_learn_state=True', 'max_env_step=256')
+    train(main_config, create_config, seed=0, progress=False)
+    first = load_checkpoint(str(tmp_path / 'on' / 'ckpt' / 'iteration_0.pth.tar'))  # before any update
+    assert first['train_iter'] == 0 and first['envstep'] == 0
+    assert all(torch.equal(first['value_norm'][k], v) for k, v in source['value_norm'].items())
+    moments = lambda ckpt: [s['exp_avg_sq'] for _, s in sorted(ckpt['optimizer']['state'].items())]  # noqa: E731
+    assert len(moments(first)) == len(moments(source)) > 0
+    assert all(torch.equal(a, b) for a, b in zip(moments(first), moments(source)))
+
+    published = str(tmp_path / 'agent.pth.tar')
+    export_weights(full, published)
+    main_config, create_config = small_config(tmp_path / 'weights', f'policy.load_path={published!r}',
+                                              'policy.load_learn_state=True')
+    with pytest.raises(CheckpointError, match='holds weights only'):
+        train(main_config, create_config, progress=False)
+    assert not os.path.exists(tmp_path / 'weights')
+    main_config, create_config = small_config(tmp_path / 'none', 'policy.load_learn_state=True')
+    with pytest.raises(ConfigError, match='policy.load_path, which is not set'):
+        train(main_config, create_config, progress=False)
 
 
 def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstart(trained, tmp_path):

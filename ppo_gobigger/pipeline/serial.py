@@ -25,7 +25,7 @@ from .distributed.torchrun import (Rank, broadcast_module, decide, learn_togethe
                                    rank_from_env)
 from .interrupt import InterruptGuard, TrainingInterrupted
 from .league.pool import LeaguePool
-from .learn.checkpoint import check_model_state, load_checkpoint, rng_state, set_rng_state
+from .learn.checkpoint import CheckpointError, check_model_state, load_checkpoint, rng_state, set_rng_state
 from .learn.learner import Learner
 from .learn.pretrain import pretrain
 from .monitor.training import TrainingMonitor
@@ -82,6 +82,10 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     """The loop; ``cfg`` is the run's config, ``rank_cfg`` this rank's share of it (the same without torchrun)."""
     payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
     initial = load_checkpoint(cfg.policy.load_path) if cfg.policy.load_path and not resume else None
+    if initial is not None and cfg.policy.load_learn_state and 'optimizer' not in initial:
+        raise CheckpointError(f'{cfg.policy.load_path} holds weights only, and policy.load_learn_state=True takes its '
+                              "optimizer and value normalisation: give a run's full checkpoint "
+                              '(<exp>/ckpt/iteration_*.pth.tar) or set it to False')
     exp_dir = cfg.exp_name
     if rank.is_main:
         check_exp_dir(exp_dir)
@@ -103,9 +107,13 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     if initial is not None:
         check_model_state(model, initial['model'], cfg.policy.load_path)
         model.load_state_dict(initial['model'])
+        if cfg.policy.load_learn_state:
+            policy.adopt_learn_state(initial)
         if rank.is_main:
+            learn_state = 'optimizer and value normalisation from it too' if cfg.policy.load_learn_state else \
+                'optimizer and value normalisation start fresh'
             logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
-                        f'after {initial["envstep"]:,} env steps); optimizer and value normalisation start fresh')
+                        f'after {initial["envstep"]:,} env steps); {learn_state}')
     broadcast_module(model)
     if initial is not None and _distils_load_path(cfg):
         policy.keep_as_kickstart()

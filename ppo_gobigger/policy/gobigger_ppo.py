@@ -62,6 +62,11 @@ class GoBiggerPPOPolicy(Policy):
         # value-norm statistics and counters start fresh. A resumed run (--resume) takes its weights from the
         # checkpoint it resumes. None: random initial weights.
         load_path=None,
+        # (bool) With load_path: take that checkpoint's optimizer state (Adam's moments) and value-normalisation
+        # statistics too, so that PPO goes on where that run's learner stopped (a changed reward or opponents
+        # aside) instead of restarting Adam, whose first steps move every weight by about the learning rate.
+        # Needs a full checkpoint (a run's ckpt/iteration_*.pth.tar), not published weights. Counters start fresh.
+        load_learn_state=False,
         learn=dict(
             # (int) Passes over each rollout.
             epoch_per_collect=4,
@@ -199,6 +204,12 @@ class GoBiggerPPOPolicy(Policy):
         if cfg.kickstart_kl_env_steps is None:
             return cfg.kickstart_kl
         return cfg.kickstart_kl * max(0.0, 1.0 - envstep / cfg.kickstart_kl_env_steps)
+
+    def adopt_learn_state(self, state_dict: Dict[str, Any]) -> None:
+        """policy.load_learn_state: the optimizer's moments and the value-norm statistics of another run's checkpoint
+        (its weights are loaded with the model); this run's counters stay fresh."""
+        self._optimizer.load_state_dict(state_dict['optimizer'])
+        self._value_norm.load_state_dict(state_dict['value_norm'])
 
     def keep_as_kickstart(self) -> None:
         """The current weights become the kickstart that policy.learn.kickstart_kl distils: a frozen copy, never
