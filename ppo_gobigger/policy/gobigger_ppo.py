@@ -159,7 +159,7 @@ class GoBiggerPPOPolicy(Policy):
         self._ppo_iterations = 0  # learn calls of this run (critic_warmup_iters counts them); in checkpoints
         # the policy's parameters (all but the critic head's): left alone by a critic warm-up's updates
         self._policy_params = [p for name, p in self._model.named_parameters() if not name.startswith('critic_head.')]
-        if cfg.critic_warmup_iters > 0 and len(self._policy_params) == len(list(self._model.parameters())):
+        if cfg.critic_warmup_iters > 0 and not hasattr(self._model, 'critic_head'):
             raise ValueError(f'policy.learn.critic_warmup_iters={cfg.critic_warmup_iters} trains the critic head '
                              f'alone, and {type(self._model).__name__} has no critic_head: set it to 0')
         self._nonfinite_streak = 0  # NaN/inf updates in a row
@@ -431,8 +431,7 @@ class GoBiggerPPOPolicy(Policy):
         checkpoint written before any PPO update (a run's kickstart.pth.tar: train_iter 0), its weights; any other
         checkpoint without one is a ValueError (it would silently make a trained policy the teacher)."""
         self._learn_model.load_state_dict(state_dict['model'])
-        self._optimizer.load_state_dict(state_dict['optimizer'])
-        self._value_norm.load_state_dict(state_dict['value_norm'])
+        self.adopt_learn_state(state_dict)
         # checkpoints from before the counter: a kickstart (train_iter 0) has done none, any other is past a warm-up
         self._ppo_iterations = state_dict.get(
             'ppo_iterations', 0 if state_dict.get('train_iter') == 0 else self._cfg.learn.critic_warmup_iters)
