@@ -458,6 +458,9 @@ def main() -> None:
     parser.add_argument('--eval-games', type=int, default=8, help='games per evaluation during training')
     parser.add_argument('--final-games', type=int, default=100, help='games of the final evaluation of each run')
     parser.add_argument('--seeds', type=int, default=1, help='runs, with run seeds seed, seed + 1, ...')
+    parser.add_argument('--run', type=int, default=None, metavar='K',
+                        help='train and play only run K of the --seeds runs (0-based; run seed seed + K), e.g. to '
+                             'pilot a lever on one seed; the others can follow later with --resume')
     parser.add_argument('--resume', action='store_true',
                         help='go on with the unfinished runs of this tag from benchmarks/results/runs/')
     parser.add_argument('--only-train', action='store_true',
@@ -500,6 +503,8 @@ def main() -> None:
         parser.error('--env-steps and --eval-every are required to train')
     if args.seeds < 1:
         parser.error(f'--seeds must be >= 1, got {args.seeds}')
+    if args.run is not None and not 0 <= args.run < args.seeds:
+        parser.error(f'--run must be one of the --seeds runs, 0 to {args.seeds - 1}; got {args.run}')
 
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
@@ -519,7 +524,7 @@ def main() -> None:
         result['runs'], result['references'] = previous.get('runs', {}), previous.get('references', {})
 
     sources = source_runs(args.from_runs, args.seeds, final_seed) if args.from_runs else None
-    for k in range(args.seeds):
+    for k in range(args.seeds) if args.run is None else [args.run]:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'final' not in run:

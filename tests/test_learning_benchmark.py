@@ -184,3 +184,13 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
              '--set', 'policy.load_learn_state=True')
     with open(tmp_path / 'runs' / 'third' / 'total_config.json') as f:
         assert json.load(f)['policy']['load_path'] == str(tmp_path / 'results' / 'runs' / 'kick' / 'latest.pth.tar')
+
+
+def test_one_run_of_several_is_trained_alone(learning, tmp_path):
+    """--run K trains run K of the --seeds runs alone, with its own run seed and tag; K outside them is refused."""
+    with pytest.raises(SystemExit):
+        learning('--seeds', '2', '--run', '2')
+    result = learning('--seeds', '2', '--run', '1', '--only-train')
+    assert list(result['runs']) == ['kick_s1']
+    assert result['runs']['kick_s1']['seed'] == result['settings']['seed'] + 1
+    assert not (tmp_path / 'results' / 'runs' / 'kick_s0').exists()
