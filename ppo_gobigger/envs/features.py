@@ -61,7 +61,7 @@ FOOD_CELL_SCALE = 0.5  # food map = balls per cell * 0.5 (smallest view, 36x36 u
 FOOD_NEAR_SCALE = 0.1  # near-food count * 0.1 (a clone at score_init has ~5-10 food within 2 radii of its edge)
 FOOD_NEAR_RADII = 2.0  # "near" = centre distance < r_clone * (1 + 2), i.e. within 2 radii of the clone's edge
 FOOD_MISSING_DIST = 2.0  # dist written for a missing nearest/second food: beyond the view (in view: dist <= ~1.5)
-SCORE_FLOOR = 1.0  # scores are floored at 1 before any log (live players always hold >= ~1000)
+SCORE_FLOOR = 1.0  # scores are floored at 1 before any log, here and in rewards.py (live players hold >= ~1000)
 TEAM_SLOTS = 4  # one-hot slots for the player's index in its team (no st_* preset has more than 4 players a team)
 
 # ---- GoBigger 0.2 overlap rows (player_state['overlap'][kind] is a list of these) ----

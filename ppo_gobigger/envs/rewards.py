@@ -29,9 +29,10 @@ from typing import List, Mapping, Sequence
 
 import numpy as np
 
+from .features import SCORE_FLOOR  # the log kinds floor scores as the features do
+
 REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio', 'ratio')
 PLAYER_KINDS = ('score', 'log_score')  # the kinds with a per-player potential (team_spirit < 1)
-SCORE_FLOOR = 1.0  # scores are floored before a log (a team's score never drops near it in play)
 
 
 def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
