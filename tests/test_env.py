@@ -226,17 +226,20 @@ def test_scale_free_rewards_sum_to_the_log_of_the_final_score_and_the_ratio(pres
     assert (log_ratio > 0) == (ratio > 0) == info['win']
 
 
-def test_team_spirit_mixes_each_players_own_log_score_with_the_teams():
-    """team_spirit=0.25 with log_score: player i's rewards add up to 0.25 ln(team final / start) + 0.75 ln(its own
-    final / start score); the players' rewards differ; the game's return is their mean."""
-    env = make_env(frame_limit=300, reward='log_score', team_spirit=0.25, action_repeat=2)
+@pytest.mark.parametrize('kind', ['log_score', 'log_ratio'])
+def test_team_spirit_mixes_each_players_own_log_score_with_the_teams(kind):
+    """team_spirit=0.25: player i's rewards add up to 0.25 (the team's return) + 0.75 ln(its own final / start
+    score), the team's return being ln(team final / start) ('log_score') or ln(the final score ratio) ('log_ratio',
+    the teams start equal); the players' rewards differ; the game's return is their mean."""
+    env = make_env(frame_limit=300, reward=kind, team_spirit=0.25, action_repeat=2)
     consts = env._consts
     _, rewards, ts = play_game(env, seed=4, action_seed=1)
     returns = np.sum(rewards, axis=0, dtype=np.float64)  # (A,)
     team_start = consts.player_num_per_team * consts.score_init
+    team = math.log(ts.info['final_score'] / team_start if kind == 'log_score' else ts.info['score_ratio'])
     own = [env._game.server.obs()[1][pid]['score'] for pid in env._our_ids]
     for a in range(2):
-        expected = 0.25 * math.log(ts.info['final_score'] / team_start) + 0.75 * math.log(own[a] / consts.score_init)
+        expected = 0.25 * team + 0.75 * math.log(own[a] / consts.score_init)
         assert returns[a] == pytest.approx(expected, rel=1e-3, abs=1e-4)
     assert returns[0] != pytest.approx(returns[1])
     assert ts.info['eval_episode_return'] == pytest.approx(returns.mean(), rel=1e-4)

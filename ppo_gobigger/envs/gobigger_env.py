@@ -65,7 +65,7 @@ class GoBiggerPPOEnv(BaseEnv):
         action_repeat=1,
         reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio, ratio
         reward_scale=1000.0,  # the score and margin rewards are divided by this
-        # share of the team's reward in each player's reward; the rest is the player's own (score, log_score only)
+        # share of the team's reward in each player's reward; the rest is the player's own (score, log_score, log_ratio)
         team_spirit=1.0,
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games

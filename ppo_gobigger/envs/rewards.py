@@ -20,9 +20,11 @@ Evaluation always reports the true outcome.
 
 Each player gets its own reward (A,): ``team_spirit * (the team's reward) + (1 - team_spirit) * (the player's own
 reward)``, the player's own potential being its own score / reward_scale ('score') or ln(its own score)
-('log_score'). With team_spirit 1 (the default) every player gets the team's reward; below 1 a player's advantage
-is less the noise of what its teammates did (GoBigger's own baselines mix the two the same way). The margin and ratio
-kinds are team-only (team_spirit must be 1). A game's return is the mean of the players' returns.
+('log_score', 'log_ratio'). With team_spirit 1 (the default) every player gets the team's reward; below 1 a player's
+advantage is less the noise of what its teammates did (GoBigger's own baselines mix the two the same way). With
+'log_ratio' the mix is 'log_score''s with the team's part paying the margin too: the same own-growth terms, plus
+team_spirit * -ln(the best other team's score). 'margin' and 'ratio' are team-only (team_spirit must be 1). A
+game's return is the mean of the players' returns.
 """
 import math
 from typing import List, Mapping, Sequence
@@ -32,7 +34,7 @@ import numpy as np
 from .features import SCORE_FLOOR  # the log kinds floor scores as the features do
 
 REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio', 'ratio')
-PLAYER_KINDS = ('score', 'log_score')  # the kinds with a per-player potential (team_spirit < 1)
+PLAYER_KINDS = ('score', 'log_score', 'log_ratio')  # the kinds with a per-player potential (team_spirit < 1)
 
 
 def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
