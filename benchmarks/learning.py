@@ -228,7 +228,7 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     if kickstart is not None and not os.path.isfile(state.kickstart):
         os.makedirs(state.folder, exist_ok=True)
         copy_atomically(kickstart, state.kickstart)
-    logging.info(f'run {run_tag} (seed {seed}): ' + (f'resuming from {resume}' if resume else 'from scratch'))
+    logging.info(f'run {run_tag} (seed {seed}): ' + (f'resuming from {resume}' if resume else 'a new run'))
     overrides = [f'exp_name={exp_dir!r}', f'policy.eval.evaluator.eval_freq={args.eval_every}',
                  f'env.n_evaluator_episode={args.eval_games}']
     start = time.time()
