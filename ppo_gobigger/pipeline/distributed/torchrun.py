@@ -65,8 +65,13 @@ def process_group(rank: Rank, cuda: bool) -> Iterator[None]:
     logger.info(f'rank {rank.index} of {rank.world_size} joined the process group ({backend})')
     try:
         yield
-    finally:
-        dist.destroy_process_group()
+    except BaseException:
+        dist.destroy_process_group()  # no barrier: the other ranks may never get here
+        raise
+    # ranks leave together: one tearing gloo down and exiting while rank 0 still evaluates can abort its process
+    # (std::terminate in gloo's threads), and torchrun then reports a failed run
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def rank_config(cfg: EasyDict, rank: Rank) -> EasyDict:
