@@ -25,8 +25,9 @@ benchmarks/results/checkpoints/<run tag>.pth.tar (replay it: `gobigger-eval --ck
 <run tag>_kickstart.pth.tar), and prints the final figures last. Run tags are <tag>_s<k> with --seeds > 1. Training
 wall time is collection + learning, summed from learner.jsonl (evaluations excluded).
 
-`--from-runs TAG` trains a second phase: run k starts from the published weights of run k of learning_TAG.json
-(policy.load_path) and keeps that run's kickstart, so that its final games are compared game by game with the
+`--from-runs TAG` trains a second phase: each run starts from the published weights of the run of learning_TAG.json
+with the same run seed (policy.load_path; a run is published when it is trained, so an --only-train phase can be
+gone on from before its final games are played) and keeps that run's kickstart, so that its final games are compared game by game with the
 kickstart that the whole lineage began from (that run's kickstart row is reused when it kept each game's outcome).
 """
 import argparse
@@ -242,9 +243,10 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     return run, resume is not None
 
 
-def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
-    """(run tag, run) of the first ``seeds`` finished runs of learning_<tag>.json, for --from-runs; a SystemExit
-    naming what is missing when that file has fewer, or played its final games on other games."""
+def source_runs(tag: str, seeds: List[int], final_seed: int) -> Dict[int, tuple]:
+    """Run seed -> (run tag, run) of the trained runs of learning_<tag>.json with those run seeds, for --from-runs (a
+    run goes on from the source run of its own run seed); a SystemExit naming what is missing when that file lacks
+    one, or played its final games on other games."""
     path = os.path.join(RESULTS, f'learning_{tag}.json')
     if not os.path.isfile(path):
         tags = sorted(os.path.basename(p)[len('learning_'):-len('.json')]
@@ -252,14 +254,15 @@ def source_runs(tag: str, seeds: int, final_seed: int) -> List[tuple]:
         raise SystemExit(f'--from-runs {tag}: no {os.path.relpath(path)}; the tags with results: {tags}')
     with open(path) as f:
         previous = json.load(f)
-    finished = [(run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run]
-    if len(finished) < seeds:
-        raise SystemExit(f'--from-runs {tag}: --seeds {seeds} needs {seeds} finished runs, {os.path.relpath(path)} '
-                         f'has {len(finished)}: {[run_tag for run_tag, _ in finished]}')
+    trained = {run['seed']: (run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run}
+    missing = [seed for seed in seeds if seed not in trained]
+    if missing:
+        raise SystemExit(f'--from-runs {tag}: no trained run with run seed {missing} in {os.path.relpath(path)}; its '
+                         f'trained runs: {[f"{run_tag} (seed {seed})" for seed, (run_tag, _) in sorted(trained.items())]}')
     if previous['settings']['final_seed'] != final_seed:
         raise SystemExit(f'--from-runs {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
                          f'this config\'s take {final_seed}; set the same seed')
-    return finished[:seeds]
+    return {seed: trained[seed] for seed in seeds}
 
 
 def going_on_from(main_config: Dict, source_tag: str, source: Dict) -> tuple:
@@ -296,16 +299,21 @@ def log_row(name: str, row: Dict) -> None:
                  f'{row["rank_mean"]:.2f} over {row["games"]} final games')
 
 
-def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Callable[[], None]) -> None:
-    """The final rows of a trained run that it lacks: its last checkpoint on the final games ('final'), its
-    kickstart alone on them ('kickstart', a kickstarted run), and the last checkpoint against each --vs-level.
-    Each checkpoint played is published first; ``run`` gets the rows and the published paths, and ``save`` is
-    called after each row (a long evaluation stopped half way loses only its own row; --resume plays the rest)."""
+def publish(run_tag: str, run: Dict) -> None:
+    """A trained run's last weights and config as PUBLISHED/<run tag>.pth.tar (run['published']), once: what its
+    final games play, and what a next phase (--from-runs) goes on from, --only-train included."""
     if 'published' not in run:
         published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
         export_weights(run['checkpoint'], published)
         run['published'] = os.path.relpath(published, HERE)
         run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
+
+
+def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Callable[[], None]) -> None:
+    """The final rows of a trained run that it lacks: its last checkpoint on the final games ('final'), its
+    kickstart alone on them ('kickstart', a kickstarted run), and the last checkpoint against each --vs-level.
+    Its kickstart is published before it is played; ``run`` gets the rows and the published paths, and ``save`` is
+    called after each row (a long evaluation stopped half way loses only its own row; --resume plays the rest)."""
     if 'final' not in run:
         run['final'] = final_row(evaluate(os.path.join(HERE, run['published']), episodes=args.final_games,
                                           seed=final_seed))
@@ -472,7 +480,8 @@ def main() -> None:
                         'level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--from-runs', metavar='TAG', default=None,
-                        help='a second phase: run k starts from the published weights of run k of learning_TAG.json '
+                        help='a second phase: each run starts from the published weights of the run of learning_TAG.json '
+                             'with its run seed '
                              '(policy.load_path; with --set policy.load_learn_state=True, from its committed run '
                              'state, optimizer and value normalisation included) and keeps that run\'s kickstart as '
                              'its own (compared game by game)')
@@ -524,20 +533,22 @@ def main() -> None:
             previous = json.load(f)
         result['runs'], result['references'] = previous.get('runs', {}), previous.get('references', {})
 
-    sources = source_runs(args.from_runs, args.seeds, final_seed) if args.from_runs else None
-    for k in range(args.seeds) if args.run is None else [args.run]:
+    ks = range(args.seeds) if args.run is None else [args.run]
+    sources = source_runs(args.from_runs, [cfg.seed + k for k in ks], final_seed) if args.from_runs else None
+    for k in ks:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'final' not in run:
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
-                going_on_from(main_config, *sources[k])
+                going_on_from(main_config, *sources[seed])
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
             kept = kept_kickstart_row(run, args) if resumed else {}
-            if sources is not None and not kept and 'game_outcomes' in sources[k][1].get('kickstart', {}):
-                kept = kept_kickstart_row(sources[k][1], args)  # with each game's outcome, for the paired figures
+            if sources is not None and not kept and 'game_outcomes' in sources[seed][1].get('kickstart', {}):
+                kept = kept_kickstart_row(sources[seed][1], args)  # with each game's outcome, for the paired figures
             run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept)
             result['runs'][run_tag] = run
-            write_json(json_path, result)
+        publish(run_tag, run)
+        write_json(json_path, result)
         if args.only_train:
             continue
         play_final_games(run_tag, run, args, final_seed, save=lambda: write_json(json_path, result))

@@ -157,7 +157,7 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
     keeps TAG's kickstart: its row is reused (the same weights on the same games), not played again."""
     first = learning()['runs']['kick']
     played = record_evaluations(learning.module, monkeypatch, [])
-    with pytest.raises(SystemExit, match='needs 2 finished runs'):
+    with pytest.raises(SystemExit, match=r"no trained run with run seed \[1\] .*: \['kick \(seed 0\)'\]"):
         learning('--tag', 'second', '--from-runs', 'kick', '--seeds', '2')
     with pytest.raises(SystemExit, match=r"no results/learning_nothing.json; the tags with results: \['kick'\]"):
         monkeypatch.chdir(tmp_path)
@@ -187,10 +187,20 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
 
 
 def test_one_run_of_several_is_trained_alone(learning, tmp_path):
-    """--run K trains run K of the --seeds runs alone, with its own run seed and tag; K outside them is refused."""
+    """--run K trains run K of the --seeds runs alone, with its own run seed and tag; K outside them is refused.
+    Trained with --only-train, it is published all the same, and a next phase's run of that seed goes on from it."""
     with pytest.raises(SystemExit):
         learning('--seeds', '2', '--run', '2')
     result = learning('--seeds', '2', '--run', '1', '--only-train')
     assert list(result['runs']) == ['kick_s1']
-    assert result['runs']['kick_s1']['seed'] == result['settings']['seed'] + 1
+    run = result['runs']['kick_s1']
+    assert run['seed'] == result['settings']['seed'] + 1 and 'final' not in run
+    assert os.path.isfile(tmp_path / run['published'])
     assert not (tmp_path / 'results' / 'runs' / 'kick_s0').exists()
+
+    with pytest.raises(SystemExit, match=r"no trained run with run seed \[0\] .*: \['kick_s1 \(seed 1\)'\]"):
+        learning('--tag', 'next', '--from-runs', 'kick', '--seeds', '2', '--run', '0')
+    learning('--tag', 'next', '--from-runs', 'kick', '--seeds', '2', '--run', '1', '--set', 'pretrain.env_steps=0',
+             '--only-train')
+    with open(tmp_path / 'results' / 'learning_next.json') as f:
+        assert json.load(f)['runs']['next_s1']['from_run']['tag'] == 'kick_s1'  # the source run of its own seed
