@@ -538,7 +538,7 @@ def main() -> None:
     for k in ks:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
-        if run.get('env_steps') != args.env_steps or 'final' not in run:
+        if run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
                 going_on_from(main_config, *sources[seed])
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
