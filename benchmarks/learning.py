@@ -27,8 +27,9 @@ wall time is collection + learning, summed from learner.jsonl (evaluations exclu
 
 `--from-runs TAG` trains a second phase: each run starts from the published weights of the run of learning_TAG.json
 with the same run seed (policy.load_path; a run is published when it is trained, so an --only-train phase can be
-gone on from before its final games are played) and keeps that run's kickstart, so that its final games are compared game by game with the
-kickstart that the whole lineage began from (that run's kickstart row is reused when it kept each game's outcome).
+gone on from before its final games are played) and keeps that run's kickstart, so that its final games are
+compared game by game with the kickstart that the whole lineage began from (that run's kickstart row is reused when
+it kept each game's outcome).
 """
 import argparse
 import datetime
@@ -257,8 +258,9 @@ def source_runs(tag: str, seeds: List[int], final_seed: int) -> Dict[int, tuple]
     trained = {run['seed']: (run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run}
     missing = [seed for seed in seeds if seed not in trained]
     if missing:
+        have = [f'{run_tag} (seed {seed})' for seed, (run_tag, _) in sorted(trained.items())]
         raise SystemExit(f'--from-runs {tag}: no trained run with run seed {missing} in {os.path.relpath(path)}; its '
-                         f'trained runs: {[f"{run_tag} (seed {seed})" for seed, (run_tag, _) in sorted(trained.items())]}')
+                         f'trained runs: {have}')
     if previous['settings']['final_seed'] != final_seed:
         raise SystemExit(f'--from-runs {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
                          f'this config\'s take {final_seed}; set the same seed')
@@ -480,11 +482,11 @@ def main() -> None:
                         'level-N bots')
     parser.add_argument('--tag', default=None, help='results name (default: the preset)')
     parser.add_argument('--from-runs', metavar='TAG', default=None,
-                        help='a second phase: each run starts from the published weights of the run of learning_TAG.json '
-                             'with its run seed '
-                             '(policy.load_path; with --set policy.load_learn_state=True, from its committed run '
-                             'state, optimizer and value normalisation included) and keeps that run\'s kickstart as '
-                             'its own (compared game by game)')
+                        help='a second phase: each run starts from the published weights of the run of '
+                             'learning_TAG.json with its run seed (policy.load_path; with --set '
+                             'policy.load_learn_state=True, from its committed run state, optimizer and value '
+                             'normalisation included) and keeps that run\'s kickstart as its own (compared game by '
+                             'game)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
