@@ -116,8 +116,10 @@ def test_resume_continues_the_counters(trained, tmp_path):
     learner_log = read_jsonl(tmp_path / 'learner.jsonl')
     assert [r['envstep'] for r in learner_log] == [1280, 1536]
     assert learner_log[-1]['train_iter'] == 16 + 2 * 2 * 2
-    first = read_jsonl(tmp_path / 'evaluator.jsonl')[0]
-    assert first['collector_envstep'] == 1024 and first['train_iter'] == 16
+    # the checkpoint was written at the evaluation of envstep 1024: the resumed run does not play it again
+    evaluations = read_jsonl(tmp_path / 'evaluator.jsonl')
+    assert [e['collector_envstep'] for e in evaluations] == [1536]
+    assert evaluations[0]['train_iter'] == 16 + 2 * 2 * 2
 
 
 def test_load_path_starts_a_new_run_from_published_weights_on_another_preset(trained, tmp_path):

@@ -142,9 +142,12 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
     # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
     learned_envstep = payload['envstep'] if payload else 0
+    # the env step of the last evaluation: a run resumed from a checkpoint written at an evaluation does not play
+    # that evaluation again (None: evaluate first)
+    last_eval = payload.get('last_eval') if payload else None
 
     def state_now(collector_episodes) -> Dict:
-        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes)}
+        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes), 'last_eval': last_eval}
         if league is not None:
             state['league'] = league.state()
         return state
@@ -154,8 +157,9 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
 
     def save_and_evaluate(envstep: int) -> Dict:
         report = evaluator.eval(learner.train_iter, envstep)
-        ckpt = learner.save(envstep, resume_state)
-        best = learner.save_if_best(report['reward_mean'], envstep, resume_state)
+        evaluated_state = {**resume_state, 'last_eval': envstep}
+        ckpt = learner.save(envstep, evaluated_state)
+        best = learner.save_if_best(report['reward_mean'], envstep, evaluated_state)
         logger.info(f'evaluation at envstep {envstep}\n{format_report(report)}')
         monitor.on_eval(report, ckpt if best else None)
         return report
@@ -182,7 +186,6 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             collector, evaluator = workers.start()
             collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
             eval_freq = cfg.policy.eval.evaluator.eval_freq
-            last_eval = None
             start = time.time()
             while True:
                 if last_eval is None or collector.envstep - last_eval >= eval_freq:
