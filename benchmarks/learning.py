@@ -91,8 +91,8 @@ def read_jsonl(path: str) -> List[Dict]:
 
 def learning_curve(exp_dir: str) -> List[Dict]:
     """One point per evaluation: env steps, training wall time up to it, and the report's figures. A run resumed
-    from a checkpoint older than its last-evaluation step (ppo_gobigger before ab270a4) evaluated again where it
-    resumed: only the first report at each env step counts."""
+    from a checkpoint without the env step of its last evaluation (written before commit ab270a4) evaluates again
+    where it resumed: only the first report at each env step counts."""
     iterations = read_jsonl(os.path.join(exp_dir, 'learner.jsonl'))
     points, seen = [], set()
     for report in read_jsonl(os.path.join(exp_dir, 'evaluator.jsonl')):
