@@ -40,6 +40,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import threading
 import time
 from typing import Callable, Dict, List, Optional
@@ -578,6 +579,9 @@ def main() -> None:
 
 
 if __name__ == '__main__':
+    # Ctrl-C, or kill -INT of a run started in the background (where the shell had set SIGINT to be ignored), stops
+    # the final games too, not only the training (which has its own handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         main()
     except TrainingInterrupted as e:  # the run's state is in RUN_STATE (synced on the way out): say how to go on
@@ -587,3 +591,7 @@ if __name__ == '__main__':
             logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(RUN_STATE)}/: the same '
                          f'command with --resume goes on from it')
         raise SystemExit(e.exit_code)
+    except KeyboardInterrupt:  # Ctrl-C in the final games: every row finished is in the results file already
+        logging.info(f'SIGINT: stopped; the final rows played so far are in {os.path.relpath(RESULTS)}/: the same '
+                     f'command with --resume plays the rest')
+        raise SystemExit(130)
