@@ -61,6 +61,7 @@ from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoi
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
+from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.envs.opponents import BOT_LEVELS
 from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
 
@@ -452,6 +453,12 @@ def print_tables(result: Dict) -> None:
     print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
                      f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
                    headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
+    eat_rows = [(name, r) for name, r in rows
+                if r.get('game_outcomes') and EAT_COUNTS.keys() <= r['game_outcomes'][0].keys()]
+    if eat_rows:  # rows played before the env counted them have none
+        print('\nwhat our side ate per game (the mean over the final games; `eaten`: its balls eaten by anyone):')
+        print(tabulate([(name, *(f'{np.mean([g[k] for g in r["game_outcomes"]]):.1f}' for k in EAT_COUNTS))
+                        for name, r in eat_rows], headers=('our side', *EAT_COUNTS)))
     for run_tag, run in result['runs'].items():
         if run.get('final_against_kickstart') is not None:
             print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))

@@ -14,7 +14,7 @@ from ppo_gobigger.envs import (
 )
 from ppo_gobigger.envs.actions import EJECT, SPLIT, from_game_action
 from ppo_gobigger.envs.features import FOOD_MISSING_DIST
-from ppo_gobigger.envs.gobigger_env import game_env_steps
+from ppo_gobigger.envs.gobigger_env import EAT_COUNTS, game_env_steps
 
 SPLIT_HEAVY = np.full(ACTION_NUM, 0.7 / 16)  # random play that splits often, so clone counts grow
 SPLIT_HEAVY[EJECT], SPLIT_HEAVY[SPLIT] = 0.1, 0.2
@@ -184,6 +184,11 @@ def test_whole_game_matches_observation_space(preset, frame_limit, opponent, cus
     start = env._consts.player_num_per_team * env._consts.score_init
     assert info['eval_episode_return'] == pytest.approx((info['final_score'] - start) / 1000.0, rel=1e-6)
     assert info['episode_info']['rank'] == info['rank']
+    # what our team ate: GoBigger's own counters of the game, summed over our players (team t owns players t*A..)
+    counters = env._game.server.eats
+    ours = [p for p in counters if p // env._consts.player_num_per_team == env._cfg.team_id]
+    assert {k: info[k] for k in EAT_COUNTS} == {k: sum(counters[p][c] for p in ours) for k, c in EAT_COUNTS.items()}
+    assert info['ate_food'] > 0 and info['episode_info']['eaten'] == info['eaten']
     with pytest.raises(RuntimeError, match='reset'):
         env.step([0] * env.action_space.shape[0])
     env.close()

@@ -42,6 +42,9 @@ def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
     assert [team['team_id'] for team in teams] == [1] + [t for t in range(G) if t != 1]  # ours first
     assert teams[0]['rank'] == info['rank'] and teams[0]['final_score'] == info['final_score']
     assert sorted(team['rank'] for team in teams) == list(range(1, G + 1))  # no ties in practice
+    counters = env._game.server.eats.values()  # every player's, so the teams' counts add up to the game's
+    assert sum(team['ate_food'] for team in teams) == sum(c['food'] for c in counters) > 0
+    assert sum(team['eaten'] for team in teams) == sum(c['eaten'] for c in counters)
     for g, team in enumerate(teams):  # each row's rewards sum to its own team's return
         assert rewards[:, g].mean(axis=1).sum() == pytest.approx(team['eval_episode_return'], rel=1e-5)
 

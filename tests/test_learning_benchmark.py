@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT, SMALL
 
@@ -49,9 +50,11 @@ def record_evaluations(module, monkeypatch, played: list) -> list:
     return played
 
 
-def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(learning, tmp_path):
+def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(learning, tmp_path, capsys):
     result = learning('--vs-level', '2')
     run = result['runs']['kick']
+    assert all(set(EAT_COUNTS) <= set(g) for g in run['final']['game_outcomes'])  # what our team ate, game by game
+    assert 'what our side ate per game' in capsys.readouterr().out
     assert [p['env_steps'] for p in run['curve']] == [120, 376]  # after the kickstart's 2 games, after PPO
     for key in ('final', 'kickstart'):
         assert run[key]['games'] == 2 and 0.0 <= run[key]['win_rate'] <= 1.0

@@ -4,7 +4,8 @@ Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the M
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
 Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
 score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
-Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward.
+Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward, and what
+the team ate in the game (EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how often it was eaten).
 
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
 caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
@@ -347,13 +348,15 @@ class GoBiggerPPOEnv(BaseEnv):
         """eval_episode_return plus our team's final standings (also under 'episode_info', which DI-engine's
         evaluator averages into <key>_mean) and the game's seed; with policy opponents, every row's standings under
         'teams' as well."""
-        episode_info = outcome(leaderboard, self._cfg.team_id)
+        eats = self._game.server.eats  # GoBigger's counters of this game, by player id
+        episode_info = dict(outcome(leaderboard, self._cfg.team_id), **team_eats(eats, self._our_ids))
         info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
                     game_seed=self._game_seed)
         if self._policy_opponents:
             info['teams'] = [
-                dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team))
-                for team, ret in zip(self._row_teams, self._episode_returns)
+                dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team),
+                     **team_eats(eats, ids))
+                for team, ret, ids in zip(self._row_teams, self._episode_returns, self._row_ids)
             ]
         return info
 
@@ -389,6 +392,22 @@ def outcome(leaderboard: Mapping[int, float], team_id: int) -> Dict[str, Any]:
         rank=rank,
         score_ratio=final / opponent if others else math.nan,
     )
+
+
+# what a team's players did in a game, summed over them: our name -> GoBigger's per-player counter (server.eats)
+EAT_COUNTS = {
+    'ate_food': 'food',
+    'ate_thorns': 'thorns',  # each thorn ball eaten bursts the eater into pieces
+    'ate_spores': 'spore',
+    'ate_other_teams': 'clone_other',  # clone balls of other teams' players
+    'ate_teammates': 'clone_team',  # clone balls of the team's other players
+    'eaten': 'eaten',  # the team's clone balls eaten, by anyone
+}
+
+
+def team_eats(eats: Mapping[int, Mapping[str, int]], player_ids: Sequence[int]) -> Dict[str, int]:
+    """A team's EAT_COUNTS over a game so far, from GoBigger's ``server.eats`` (player id -> counters)."""
+    return {name: sum(int(eats[pid][key]) for pid in player_ids) for name, key in EAT_COUNTS.items()}
 
 
 def team_num(env_cfg: Mapping) -> int:
