@@ -43,7 +43,7 @@ import shutil
 import signal
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ppo_gobigger.quiet import silence_third_party_noise
 
@@ -412,8 +412,20 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
     print(tabulate([(name, opponents, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
                     for name, opponents, r in table],
                    headers=('checkpoint', 'opponents', 'win rate', 'score ratio', 'rank')))
+    print_eats([(f'{name}, {opponents}', r) for name, opponents, r in table])
     for name in others:
         print(format_paired(name, first, rows[name]['against_first']))
+
+
+def print_eats(rows: List[Tuple[str, Dict]]) -> None:
+    """What our side ate per game in each (name, final row), the mean over its games (rows played before the env
+    counted them are left out)."""
+    rows = [(name, r) for name, r in rows
+            if r.get('game_outcomes') and EAT_COUNTS.keys() <= r['game_outcomes'][0].keys()]
+    if rows:
+        print('\nwhat our side ate per game (the mean over the final games; `eaten`: its balls eaten by anyone):')
+        print(tabulate([(name, *(f'{np.mean([g[k] for g in r["game_outcomes"]]):.1f}' for k in EAT_COUNTS))
+                        for name, r in rows], headers=('our side', *EAT_COUNTS)))
 
 
 def format_paired(name: str, baseline: str, p: Dict) -> str:
@@ -453,12 +465,7 @@ def print_tables(result: Dict) -> None:
     print(tabulate([(name, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}',
                      f'{r["final_score_mean"]:.0f}', f'{r["opponent_score_mean"]:.0f}') for name, r in rows],
                    headers=('our side', 'win rate', 'score ratio', 'rank', 'our score', 'best other')))
-    eat_rows = [(name, r) for name, r in rows
-                if r.get('game_outcomes') and EAT_COUNTS.keys() <= r['game_outcomes'][0].keys()]
-    if eat_rows:  # rows played before the env counted them have none
-        print('\nwhat our side ate per game (the mean over the final games; `eaten`: its balls eaten by anyone):')
-        print(tabulate([(name, *(f'{np.mean([g[k] for g in r["game_outcomes"]]):.1f}' for k in EAT_COUNTS))
-                        for name, r in eat_rows], headers=('our side', *EAT_COUNTS)))
+    print_eats(rows)
     for run_tag, run in result['runs'].items():
         if run.get('final_against_kickstart') is not None:
             print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))

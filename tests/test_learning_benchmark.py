@@ -84,6 +84,8 @@ def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(
     rows = learning('--checkpoint', f'agent={published}', '--checkpoint', f'kickstart={kickstart_published}',
                     '--vs-level', '1')['checkpoints']
     assert rows['agent']['games'] == 2 and rows['agent']['checkpoint'] == published
+    printed = capsys.readouterr().out.split('what our side ate per game')[-1]  # each row's eat counts, by name
+    assert 'agent, as trained' in printed and 'kickstart, vs level-1 bots' in printed
     # the same games, greedy: the same outcome, game by game
     assert rows['agent']['game_outcomes'] == run['final']['game_outcomes']
     assert rows['kickstart']['game_outcomes'] == run['kickstart']['game_outcomes']
