@@ -62,7 +62,7 @@ from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
-from ppo_gobigger.envs.opponents import BOT_LEVELS
+from ppo_gobigger.envs.opponents import BOT_LEVELS, POLICY_OPPONENTS
 from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -550,6 +550,7 @@ def main() -> None:
         with open(json_path) as f:
             previous = json.load(f)
         result['runs'], result['references'] = previous.get('runs', {}), previous.get('references', {})
+        result.update({k: v for k, v in previous.items() if k.startswith('summary')})  # until worked out again
 
     ks = range(args.seeds) if args.run is None else [args.run]
     sources = source_runs(args.from_runs, [cfg.seed + k for k in ks], final_seed) if args.from_runs else None
@@ -573,10 +574,13 @@ def main() -> None:
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)
     if last is not None and not args.no_references:
+        # a self-play or league run's final games are against the bots (the evaluator's envs switch a policy
+        # opponent to them): its stand-ins play those games, so the env is told so
+        against = ['env.opponent=bot'] if cfg.env.opponent in POLICY_OPPONENTS else []
         for name, overrides in REFERENCES.items():
             if name not in result['references']:  # the same games for every run: played once per results file
                 report = evaluate(os.path.join(HERE, last['published']), episodes=args.final_games, seed=final_seed,
-                                  overrides=overrides)
+                                  overrides=overrides + against)
                 result['references'][name] = final_row(report)
                 write_json(json_path, result)
     by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind

@@ -29,12 +29,12 @@ def learning(tmp_path, monkeypatch):
     monkeypatch.setattr(root, 'handlers', list(root.handlers))
     monkeypatch.setattr(root, 'level', root.level)
 
-    def run(*args):
+    def run(*args, references=False):
         sets = [a for item in SMALL + ['pretrain.env_steps=100', 'policy.model.actor_head="discrete"']
                 if not item.startswith(('max_env_step', 'policy.eval')) for a in ('--set', item)]
         monkeypatch.setattr(sys, 'argv', ['learning.py', *sets, '--tag', 'kick', '--env-steps', '376',
                                           '--eval-every', '256', '--eval-games', '2', '--final-games', '2',
-                                          '--no-references', *args])
+                                          *([] if references else ['--no-references']), *args])
         module.main()
         with open(tmp_path / 'results' / 'learning_kick.json') as f:
             return json.load(f)
@@ -209,3 +209,14 @@ def test_one_run_of_several_is_trained_alone(learning, tmp_path):
              '--only-train')
     with open(tmp_path / 'results' / 'learning_next.json') as f:
         assert json.load(f)['runs']['next_s1']['from_run']['tag'] == 'kick_s1'  # the source run of its own seed
+
+
+def test_the_reference_rows_of_a_self_play_run_play_its_final_games(learning):
+    """A self-play run's final games are against the bots (the evaluator's envs switch a policy opponent to them),
+    and so are its reference rows: each stand-in on our side plays the same games."""
+    result = learning('--set', 'pretrain.env_steps=0', '--set', 'env.opponent=self', '--set', 'league.all_teams=True',
+                      '--env-steps', '256', references=True)
+    seeds = [g['game_seed'] for g in result['runs']['kick']['final']['game_outcomes']]
+    assert list(result['references']) == ['random team', 'level-1 bots', 'level-2 bots', 'level-3 bots']
+    for row in result['references'].values():
+        assert [g['game_seed'] for g in row['game_outcomes']] == seeds
