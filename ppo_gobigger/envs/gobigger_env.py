@@ -345,9 +345,9 @@ class GoBiggerPPOEnv(BaseEnv):
             random.setstate(outside)
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
-        """eval_episode_return plus our team's final standings (also under 'episode_info', which DI-engine's
-        evaluator averages into <key>_mean) and the game's seed; with policy opponents, every row's standings under
-        'teams' as well."""
+        """eval_episode_return plus our team's final standings and what it ate (EAT_COUNTS; both also under
+        'episode_info', which DI-engine's evaluator averages into <key>_mean) and the game's seed; with policy
+        opponents, every row's standings and eat counts under 'teams' as well."""
         eats = self._game.server.eats  # GoBigger's counters of this game, by player id
         episode_info = dict(outcome(leaderboard, self._cfg.team_id), **team_eats(eats, self._our_ids))
         info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
