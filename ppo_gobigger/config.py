@@ -235,10 +235,14 @@ def _check_consistency(cfg: EasyDict) -> None:
     if learn.kickstart_kl < 0 or (learn.kickstart_kl_env_steps is not None and learn.kickstart_kl_env_steps <= 0):
         raise ConfigError(f'policy.learn.kickstart_kl must be >= 0 and kickstart_kl_env_steps None or > 0; got '
                           f'{learn.kickstart_kl} and {learn.kickstart_kl_env_steps}')
-    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not cfg.policy.load_path:
+    if learn.kickstart_teacher and not (learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0):
+        raise ConfigError(f'policy.learn.kickstart_teacher={learn.kickstart_teacher!r} is the teacher of kickstart_kl '
+                          f'in a run with no kickstart of its own: it needs kickstart_kl > 0 and pretrain.env_steps 0, '
+                          f'got {learn.kickstart_kl} and {cfg.pretrain.env_steps}')
+    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not (cfg.policy.load_path or learn.kickstart_teacher):
         raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
-                          f'pretrain.env_steps > 0 or a policy.load_path to distil, got {cfg.pretrain.env_steps} and '
-                          f'{cfg.policy.load_path!r}')
+                          f'pretrain.env_steps > 0, or a policy.load_path or policy.learn.kickstart_teacher to distil, '
+                          f'got {cfg.pretrain.env_steps}, {cfg.policy.load_path!r} and {learn.kickstart_teacher!r}')
     if not isinstance(learn.critic_warmup_iters, int) or learn.critic_warmup_iters < 0:
         raise ConfigError(f'policy.learn.critic_warmup_iters must be an int >= 0, got {learn.critic_warmup_iters!r}')
     if cfg.policy.load_learn_state and not cfg.policy.load_path:

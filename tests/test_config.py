@@ -67,8 +67,11 @@ def test_wrong_type_is_an_error(default_files):
         ('pretrain.bot_level=5', r'pretrain.bot_level 5 is not one of \(1, 2, 3\)'),
         ('pretrain.env_steps=-1', 'pretrain.env_steps must be >= 0'),
         ('policy.model.actor_head=pointer', "unknown policy.model.actor_head 'pointer': choose one of discrete, "),
-        ('policy.learn.kickstart_kl=1.0', r'kickstart_kl=1.0 distils a kickstart: it needs pretrain.env_steps > 0 '
-                                          r'or a policy.load_path to distil, got 0 and None'),
+        ('policy.learn.kickstart_kl=1.0', r'kickstart_kl=1.0 distils a kickstart: it needs pretrain.env_steps > 0, '
+                                          r'or a policy.load_path or policy.learn.kickstart_teacher to distil, got 0, '
+                                          r'None and None'),
+        ('policy.learn.kickstart_teacher="k.pth.tar"', r"kickstart_teacher='k.pth.tar' is the teacher of kickstart_kl "
+                                                       r'.* needs kickstart_kl > 0 and pretrain.env_steps 0, got 0.0'),
         ('policy.learn.kickstart_kl_env_steps=0', r'kickstart_kl_env_steps None or > 0; got 0.0 and 0'),
     ]
 )

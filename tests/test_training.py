@@ -319,6 +319,24 @@ def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstar
     assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
 
 
+def test_kickstart_teacher_is_distilled_in_place_of_the_weights_of_load_path(trained, tmp_path):
+    """policy.learn.kickstart_teacher: a phase that starts from one checkpoint's weights distils another's (e.g. the
+    original kickstart of the run it goes on from); that teacher rides in its checkpoints unchanged."""
+    from ppo_gobigger import train
+    exp_dir, _ = trained
+    start, teacher = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), str(exp_dir / 'ckpt' / 'iteration_0.pth.tar')
+    main_config, create_config = small_config(tmp_path / 'phase', f'policy.load_path={start!r}',
+                                              f'policy.learn.kickstart_teacher={teacher!r}',
+                                              'policy.learn.kickstart_kl=1.0', 'max_env_step=256')
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'phase' / 'learner.jsonl')
+    last = load_checkpoint(str(tmp_path / 'phase' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
+    teacher_weights, start_weights = load_checkpoint(teacher)['model'], load_checkpoint(start)['model']
+    assert all(torch.equal(last['teacher'][k], w) for k, w in teacher_weights.items())
+    assert any(not torch.equal(teacher_weights[k], w) for k, w in start_weights.items())  # two different policies
+    assert log[0]['kickstart_kl'] > 0.0
+
+
 def test_critic_warmup_trains_the_critic_head_alone_then_ppo_and_counts_across_resume(trained, tmp_path):
     """policy.learn.critic_warmup_iters: the first iterations from loaded weights change the critic head and nothing
     else (the policy plays as it did); a resumed run counts the warm-up iterations it has done, then PPO moves all."""

@@ -115,7 +115,11 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
             logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
                         f'after {initial["envstep"]:,} env steps); {learn_state}')
     broadcast_module(model)
-    if initial is not None and _distils_load_path(cfg):
+    if cfg.policy.learn.kickstart_teacher and not resume:  # a resumed run has its checkpoint's teacher
+        teacher = load_checkpoint(cfg.policy.learn.kickstart_teacher)
+        check_model_state(model, teacher['model'], cfg.policy.learn.kickstart_teacher)
+        policy.set_teacher(teacher['model'])
+    elif initial is not None and _distils_load_path(cfg):
         policy.keep_as_kickstart()
     if rank.world_size > 1:
         learn_together(policy.learn_mode)
@@ -243,8 +247,10 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
 
 
 def _distils_load_path(cfg: EasyDict) -> bool:
-    """No imitation, and kickstart_kl on: the weights of policy.load_path are the kickstart it distils."""
-    return bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
+    """No imitation, no other teacher, and kickstart_kl on: the weights of policy.load_path are the kickstart it
+    distils."""
+    return (bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
+            and not cfg.policy.learn.kickstart_teacher)
 
 
 def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
@@ -272,5 +278,7 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
             length += f', starting from the weights of {cfg.policy.load_path}'
             if _distils_load_path(cfg):
                 length += ', distilled as the kickstart (policy.learn.kickstart_kl)'
+        if cfg.policy.learn.kickstart_teacher:
+            length += f', distilling the weights of {cfg.policy.learn.kickstart_teacher} (policy.learn.kickstart_kl)'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')

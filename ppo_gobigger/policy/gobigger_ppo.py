@@ -97,6 +97,11 @@ class GoBiggerPPOPolicy(Policy):
             # kickstart_kl has fallen linearly to 0 from its full weight at env step 0: PPO is free of the teacher
             # from there on, and a run extended with --resume keeps the schedule. None: kickstart_kl stays constant.
             kickstart_kl_env_steps=None,
+            # (str or None) A checkpoint whose weights are the teacher kickstart_kl distils, in place of this run's
+            # kickstart or the weights of policy.load_path: e.g. the kickstart.pth.tar of the run that a phase with
+            # policy.load_path goes on from, so that the phase distils the original kickstart, not its starting
+            # weights. Read when a run starts (a resumed run keeps the teacher of its checkpoint). None: off.
+            kickstart_teacher=None,
             # (int) The first this many PPO iterations of a run (after its kickstart, or from policy.load_path)
             # train the critic head alone on the value loss: the encoder and the actor head, hence the policy, stay
             # as they are while the critic fits the returns of this run's reward and opponents under fresh value
@@ -210,6 +215,11 @@ class GoBiggerPPOPolicy(Policy):
         (its weights are loaded with the model); this run's counters stay fresh."""
         self._optimizer.load_state_dict(state_dict['optimizer'])
         self._value_norm.load_state_dict(state_dict['value_norm'])
+
+    def set_teacher(self, model_state: Dict[str, torch.Tensor]) -> None:
+        """The weights ``model_state`` (a checkpoint's 'model') become the frozen teacher kickstart_kl distils."""
+        self.keep_as_kickstart()
+        self._teacher.load_state_dict(model_state)
 
     def keep_as_kickstart(self) -> None:
         """The current weights become the kickstart that policy.learn.kickstart_kl distils: a frozen copy, never
