@@ -62,7 +62,7 @@ from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
-from ppo_gobigger.envs.opponents import BOT_LEVELS, POLICY_OPPONENTS
+from ppo_gobigger.envs.opponents import BOT_LEVELS
 from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -574,13 +574,10 @@ def main() -> None:
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)
     if last is not None and not args.no_references:
-        # a self-play or league run's final games are against the bots (the evaluator's envs switch a policy
-        # opponent to them): its stand-ins play those games, so the env is told so
-        against = ['env.opponent=bot'] if cfg.env.opponent in POLICY_OPPONENTS else []
         for name, overrides in REFERENCES.items():
             if name not in result['references']:  # the same games for every run: played once per results file
                 report = evaluate(os.path.join(HERE, last['published']), episodes=args.final_games, seed=final_seed,
-                                  overrides=overrides + against)
+                                  overrides=overrides)
                 result['references'][name] = final_row(report)
                 write_json(json_path, result)
     by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind

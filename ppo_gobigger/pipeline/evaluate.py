@@ -4,6 +4,7 @@ import copy
 from typing import Dict, List, Optional
 
 from ..config import compile_config
+from ..envs.opponents import POLICY_OPPONENTS
 from .learn.checkpoint import check_model_state, load_checkpoint
 from .play.evaluator import Evaluator
 from .play.env_manager import build_env_managers, close_env_manager
@@ -36,6 +37,8 @@ def evaluate(
         main_config['env']['n_evaluator_episode'] = episodes
     if seed is not None:
         main_config['seed'] = seed
+    if main_config['env'].get('opponent') in POLICY_OPPONENTS:  # a self-play or league run's evaluations are
+        main_config['env']['opponent'] = 'bot'  # against the bots (as its evaluator envs are), stand-ins included
     cfg, create_cfg = compile_config(main_config, create_config)
     if replay_dir is not None:
         cfg.env.evaluator_env_num = even_split_env_num(cfg.env.n_evaluator_episode, cfg.env.evaluator_env_num)

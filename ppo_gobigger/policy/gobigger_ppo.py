@@ -449,8 +449,7 @@ class GoBiggerPPOPolicy(Policy):
         if self._cfg.learn.kickstart_kl <= 0:
             return
         if 'teacher' in state_dict:
-            self.keep_as_kickstart()
-            self._teacher.load_state_dict(state_dict['teacher'])
+            self.set_teacher(state_dict['teacher'])
         elif state_dict.get('train_iter') == 0:
             self.keep_as_kickstart()
         else:
