@@ -29,7 +29,8 @@ wall time is collection + learning, summed from learner.jsonl (evaluations exclu
 with the same run seed (policy.load_path; a run is published when it is trained, so an --only-train phase can be
 gone on from before its final games are played) and keeps that run's kickstart, so that its final games are
 compared game by game with the kickstart that the whole lineage began from (that run's kickstart row is reused when
-it kept each game's outcome).
+it kept each game's outcome). With `--distil-kickstart` (and policy.learn.kickstart_kl > 0) each run distils that
+kickstart (policy.learn.kickstart_teacher), not the weights it starts from.
 """
 import argparse
 import datetime
@@ -270,10 +271,11 @@ def source_runs(tag: str, seeds: List[int], final_seed: int) -> Dict[int, tuple]
     return {seed: trained[seed] for seed in seeds}
 
 
-def going_on_from(main_config: Dict, source_tag: str, source: Dict) -> tuple:
+def going_on_from(main_config: Dict, source_tag: str, source: Dict, distil_kickstart: bool = False) -> tuple:
     """A --from-runs run of ``source``: its config (starting from the source's published weights, or, with
-    policy.load_learn_state, from the full checkpoint of its committed run state, the same iteration), the source's
-    kickstart checkpoint (or None) and what the run records of where it began."""
+    policy.load_learn_state, from the full checkpoint of its committed run state, the same iteration; with
+    ``distil_kickstart``, distilling the source's kickstart: policy.learn.kickstart_teacher), the source's kickstart
+    checkpoint (or None) and what the run records of where it began."""
     weights = os.path.join(HERE, source['published'])
     if main_config['policy'].get('load_learn_state'):
         weights = os.path.join(RUN_STATE, source_tag, 'latest.pth.tar')
@@ -282,7 +284,14 @@ def going_on_from(main_config: Dict, source_tag: str, source: Dict) -> tuple:
                              f"state of {source_tag}'s last iteration ({source['env_steps']:,} env steps)")
     kickstart = os.path.join(HERE, source['kickstart_checkpoint']) if 'kickstart_checkpoint' in source else None
     origin = dict(from_run=dict(tag=source_tag, published=source['published'], env_steps=source['env_steps']))
-    return apply_overrides(main_config, [f'policy.load_path={weights!r}']), kickstart, origin
+    overrides = [f'policy.load_path={weights!r}']
+    if distil_kickstart:
+        if kickstart is None:
+            raise SystemExit(f'--distil-kickstart: {source_tag} has no kickstart to distil (it made none and went on '
+                             f'from none)')
+        overrides.append(f'policy.learn.kickstart_teacher={kickstart!r}')
+        origin['kickstart_teacher'] = os.path.relpath(kickstart, HERE)
+    return apply_overrides(main_config, overrides), kickstart, origin
 
 
 def kept_kickstart_row(previous: Dict, args) -> Dict:
@@ -503,6 +512,10 @@ def main() -> None:
                              'policy.load_learn_state=True, from its committed run state, optimizer and value '
                              'normalisation included) and keeps that run\'s kickstart as its own (compared game by '
                              'game)')
+    parser.add_argument('--distil-kickstart', action='store_true',
+                        help='with --from-runs and policy.learn.kickstart_kl > 0: each run distils the kickstart its '
+                             'lineage began from (policy.learn.kickstart_teacher = its source run\'s kickstart), not '
+                             'the weights it starts from')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -515,8 +528,13 @@ def main() -> None:
     main_config = apply_overrides(main_config, args.set)
     # the settings every run shares (a --from-runs run's policy.load_path is its source's, set per run: checked here
     # as set, so that the keys that need one pass)
-    cfg, _ = compile_config(apply_overrides(main_config, [f'policy.load_path={args.from_runs!r}'])
-                            if args.from_runs else main_config, create_config)
+    if args.distil_kickstart and not args.from_runs:
+        parser.error('--distil-kickstart distils the kickstart of the runs a --from-runs phase goes on from: give '
+                     '--from-runs TAG too')
+    placeholders = [f'policy.load_path={args.from_runs!r}'] + \
+        ([f'policy.learn.kickstart_teacher={args.from_runs!r}'] if args.distil_kickstart else [])
+    cfg, _ = compile_config(apply_overrides(main_config, placeholders) if args.from_runs else main_config,
+                            create_config)
     tag = args.tag or cfg.env.preset
     final_seed = cfg.seed + FINAL_SEED_OFFSET
     for level in args.vs_level:
@@ -543,7 +561,7 @@ def main() -> None:
                     training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps,
                     eval_every=args.eval_every, eval_games=args.eval_games, final_games=args.final_games,
                     final_seed=final_seed, greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds,
-                    from_runs=args.from_runs)
+                    from_runs=args.from_runs, distil_kickstart=args.distil_kickstart)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -559,7 +577,7 @@ def main() -> None:
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
-                going_on_from(main_config, *sources[seed])
+                going_on_from(main_config, *sources[seed], distil_kickstart=args.distil_kickstart)
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
             kept = kept_kickstart_row(run, args) if resumed else {}
             if sources is not None and not kept and 'game_outcomes' in sources[seed][1].get('kickstart', {}):

@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+from ppo_gobigger.config import ConfigError
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT, SMALL
@@ -189,6 +190,23 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
              '--set', 'policy.load_learn_state=True')
     with open(tmp_path / 'runs' / 'third' / 'total_config.json') as f:
         assert json.load(f)['policy']['load_path'] == str(tmp_path / 'results' / 'runs' / 'kick' / 'latest.pth.tar')
+
+    # --distil-kickstart: kickstart_kl distils the lineage's kickstart, not the weights the run starts from
+    with pytest.raises(SystemExit):
+        learning('--tag', 'fourth', '--distil-kickstart', '--set', 'policy.learn.kickstart_kl=0.5')  # no --from-runs
+    with pytest.raises(ConfigError, match='kickstart_teacher'):
+        learning('--tag', 'fourth', '--from-runs', 'kick', '--distil-kickstart', '--set', 'pretrain.env_steps=0')
+    learning('--tag', 'fourth', '--from-runs', 'kick', '--distil-kickstart', '--set', 'pretrain.env_steps=0',
+             '--set', 'policy.learn.kickstart_kl=0.5', '--only-train')
+    with open(tmp_path / 'results' / 'learning_fourth.json') as f:
+        run = json.load(f)['runs']['fourth']
+    teacher = str(tmp_path / 'results' / 'runs' / 'kick' / 'kickstart.pth.tar')  # the source run's
+    assert run['kickstart_teacher'] == os.path.relpath(teacher, tmp_path)
+    with open(tmp_path / 'runs' / 'fourth' / 'total_config.json') as f:
+        assert json.load(f)['policy']['learn']['kickstart_teacher'] == teacher
+    last, kickstart = load_checkpoint(tmp_path / 'results' / 'runs' / 'fourth' / 'latest.pth.tar'), \
+        load_checkpoint(tmp_path / first['kickstart_published'])
+    assert all(torch.equal(w, kickstart['model'][k]) for k, w in last['teacher'].items())
 
 
 def test_one_run_of_several_is_trained_alone(learning, tmp_path):
