@@ -1,5 +1,6 @@
 """End to end on small settings: real games, real DI-engine managers, real PPO updates, checkpoints and reports."""
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -319,7 +320,7 @@ def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstar
     assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
 
 
-def test_kickstart_teacher_is_distilled_in_place_of_the_weights_of_load_path(trained, tmp_path):
+def test_kickstart_teacher_is_distilled_in_place_of_the_weights_of_load_path(trained, tmp_path, caplog):
     """policy.learn.kickstart_teacher: a phase that starts from one checkpoint's weights distils another's (e.g. the
     original kickstart of the run it goes on from); that teacher rides in its checkpoints unchanged."""
     from ppo_gobigger import train
@@ -327,8 +328,12 @@ def test_kickstart_teacher_is_distilled_in_place_of_the_weights_of_load_path(tra
     start, teacher = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), str(exp_dir / 'ckpt' / 'iteration_0.pth.tar')
     main_config, create_config = small_config(tmp_path / 'phase', f'policy.load_path={start!r}',
                                               f'policy.learn.kickstart_teacher={teacher!r}',
-                                              'policy.learn.kickstart_kl=1.0', 'max_env_step=256')
-    train(main_config, create_config, seed=0, progress=False)
+                                              'policy.learn.kickstart_kl=1.0', 'policy.learn.kickstart_kl_env_steps=1024',
+                                              'max_env_step=256')
+    with caplog.at_level(logging.INFO):
+        train(main_config, create_config, seed=0, progress=False)
+    assert f'distilling the weights of {teacher} (policy.learn.kickstart_kl 1.0 falling to 0 at 1,024 env steps)' \
+        in caplog.text
     log = read_jsonl(tmp_path / 'phase' / 'learner.jsonl')
     last = load_checkpoint(str(tmp_path / 'phase' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
     teacher_weights, start_weights = load_checkpoint(teacher)['model'], load_checkpoint(start)['model']

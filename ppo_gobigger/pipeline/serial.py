@@ -274,11 +274,14 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
         if cfg.pretrain.env_steps > 0:
             length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
                       f'{cfg.pretrain.bot_level} bots)'
+        learn = cfg.policy.learn
+        weight = f'policy.learn.kickstart_kl {learn.kickstart_kl}' + (
+            f' falling to 0 at {learn.kickstart_kl_env_steps:,} env steps' if learn.kickstart_kl_env_steps else '')
         if cfg.policy.load_path:
             length += f', starting from the weights of {cfg.policy.load_path}'
             if _distils_load_path(cfg):
-                length += ', distilled as the kickstart (policy.learn.kickstart_kl)'
-        if cfg.policy.learn.kickstart_teacher:
-            length += f', distilling the weights of {cfg.policy.learn.kickstart_teacher} (policy.learn.kickstart_kl)'
+                length += f', distilled as the kickstart ({weight})'
+        if learn.kickstart_teacher:
+            length += f', distilling the weights of {learn.kickstart_teacher} ({weight})'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')
