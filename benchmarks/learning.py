@@ -290,7 +290,7 @@ def going_on_from(main_config: Dict, source_tag: str, source: Dict, distil_kicks
             raise SystemExit(f'--distil-kickstart: {source_tag} has no kickstart to distil (it made none and went on '
                              f'from none)')
         overrides.append(f'policy.learn.kickstart_teacher={kickstart!r}')
-        origin['kickstart_teacher'] = os.path.relpath(kickstart, HERE)
+        origin['kickstart_teacher'] = source['kickstart_checkpoint']
     return apply_overrides(main_config, overrides), kickstart, origin
 
 
