@@ -248,10 +248,12 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     return run, resume is not None
 
 
-def source_runs(tag: str, seeds: List[int], final_seed: int) -> Dict[int, tuple]:
+def source_runs(tag: str, seeds: List[int], final_seed: int, opponents: str) -> Dict[int, tuple]:
     """Run seed -> (run tag, run) of the trained runs of learning_<tag>.json with those run seeds, for --from-runs (a
     run goes on from the source run of its own run seed); a SystemExit naming what is missing when that file lacks
-    one, or played its final games on other games."""
+    one, or played its final games on other games. Where the source's final games had other ``opponents`` (e.g. a
+    phase against level-2 bots after runs evaluated against level-3 bots), its runs come without their kickstart
+    rows: those are not this run's games, and its kickstart plays them again."""
     path = os.path.join(RESULTS, f'learning_{tag}.json')
     if not os.path.isfile(path):
         tags = sorted(os.path.basename(p)[len('learning_'):-len('.json')]
@@ -268,6 +270,11 @@ def source_runs(tag: str, seeds: List[int], final_seed: int) -> Dict[int, tuple]
     if previous['settings']['final_seed'] != final_seed:
         raise SystemExit(f'--from-runs {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
                          f'this config\'s take {final_seed}; set the same seed')
+    if previous['settings']['opponents'] != opponents:
+        logging.info(f'--from-runs {tag}: its final games were against {previous["settings"]["opponents"]}, this '
+                     f'config\'s are against {opponents}: each kickstart plays them again')
+        return {seed: (trained[seed][0], {key: value for key, value in trained[seed][1].items()
+                                          if key not in ('kickstart', 'kickstart_published')}) for seed in seeds}
     return {seed: trained[seed] for seed in seeds}
 
 
@@ -571,7 +578,7 @@ def main() -> None:
         result.update({k: v for k, v in previous.items() if k.startswith('summary')})  # until worked out again
 
     ks = range(args.seeds) if args.run is None else [args.run]
-    sources = source_runs(args.from_runs, [cfg.seed + k for k in ks], final_seed) if args.from_runs else None
+    sources = source_runs(args.from_runs, [cfg.seed + k for k in ks], final_seed, opponents) if args.from_runs else None
     for k in ks:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})

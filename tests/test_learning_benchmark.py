@@ -184,6 +184,16 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
         load_checkpoint(tmp_path / first['kickstart_published'])
     assert all(torch.equal(w, theirs['model'][k]) for k, w in ours['model'].items())  # the lineage's kickstart
 
+    # final games against other bots than the source's (level 2 here, level 3 there): the source's kickstart row was
+    # played on other games, so the lineage's kickstart plays these again
+    played.clear()
+    learning('--tag', 'other', '--from-runs', 'kick', '--set', 'pretrain.env_steps=0', '--set', 'env.bot_level=2')
+    with open(tmp_path / 'results' / 'learning_other.json') as f:
+        run = json.load(f)['runs']['other']
+    published = tmp_path / 'results' / 'checkpoints'
+    assert played == [str(published / 'other.pth.tar'), str(published / 'other_kickstart.pth.tar')]
+    assert run['kickstart_published'] == os.path.join('results', 'checkpoints', 'other_kickstart.pth.tar')
+
     # policy.load_learn_state: the source run's full checkpoint (its committed run state, the same last iteration),
     # whose optimizer and value normalisation the new run takes over
     learning('--tag', 'third', '--from-runs', 'kick', '--set', 'pretrain.env_steps=0',
