@@ -330,6 +330,14 @@ def publish(run_tag: str, run: Dict) -> None:
         run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
 
 
+def on_the_games_of(run: Dict, ckpt: str) -> Dict:
+    """The config of ``ckpt`` (e.g. a kickstart made by the run a --from-runs phase goes on from) with the env of
+    ``run``'s published config: its weights play the run's games (preset, opponents, bot level), not its maker's."""
+    config = load_checkpoint(ckpt)['config']
+    config['env'] = load_checkpoint(os.path.join(HERE, run['published']))['config']['env']
+    return config
+
+
 def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Callable[[], None]) -> None:
     """The final rows of a trained run that it lacks: its last checkpoint on the final games ('final'), its
     kickstart alone on them ('kickstart', a kickstarted run), and the last checkpoint against each --vs-level.
@@ -345,7 +353,8 @@ def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Calla
         export_weights(os.path.join(HERE, run['kickstart_checkpoint']), published)
         run['kickstart_published'] = os.path.relpath(published, HERE)
         logging.info(f'run {run_tag}: its kickstart alone on the final games')
-        run['kickstart'] = final_row(evaluate(published, episodes=args.final_games, seed=final_seed))
+        run['kickstart'] = final_row(evaluate(published, main_config=on_the_games_of(run, published),
+                                              episodes=args.final_games, seed=final_seed))
         log_row(f'run {run_tag}: its kickstart alone', run['kickstart'])
         save()
     for level in args.vs_level:

@@ -185,13 +185,16 @@ def test_a_second_phase_goes_on_from_each_run_and_keeps_its_kickstart(learning, 
     assert all(torch.equal(w, theirs['model'][k]) for k, w in ours['model'].items())  # the lineage's kickstart
 
     # final games against other bots than the source's (level 2 here, level 3 there): the source's kickstart row was
-    # played on other games, so the lineage's kickstart plays these again
-    played.clear()
+    # played on other games, so the lineage's kickstart plays these again, against this run's level-2 bots
+    levels = []
+    evaluate = learning.module.evaluate
+    monkeypatch.setattr(learning.module, 'evaluate', lambda path, main_config=None, **kwargs: levels.append(
+        (os.path.basename(path), (main_config or load_checkpoint(path)['config'])['env']['bot_level']))
+        or evaluate(path, main_config=main_config, **kwargs))
     learning('--tag', 'other', '--from-runs', 'kick', '--set', 'pretrain.env_steps=0', '--set', 'env.bot_level=2')
     with open(tmp_path / 'results' / 'learning_other.json') as f:
         run = json.load(f)['runs']['other']
-    published = tmp_path / 'results' / 'checkpoints'
-    assert played == [str(published / 'other.pth.tar'), str(published / 'other_kickstart.pth.tar')]
+    assert levels == [('other.pth.tar', 2), ('other_kickstart.pth.tar', 2)]
     assert run['kickstart_published'] == os.path.join('results', 'checkpoints', 'other_kickstart.pth.tar')
 
     # policy.load_learn_state: the source run's full checkpoint (its committed run state, the same last iteration),
