@@ -31,6 +31,12 @@ gone on from before its final games are played) and keeps that run's kickstart, 
 compared game by game with the kickstart that the whole lineage began from (that run's kickstart row is reused when
 it kept each game's outcome). With `--distil-kickstart` (and policy.learn.kickstart_kl > 0) each run distils that
 kickstart (policy.learn.kickstart_teacher), not the weights it starts from.
+
+`--average-runs TAG_A TAG_B ...` trains nothing: each run is the weight average (ppo_gobigger/pipeline/learn/
+averaging.py; equal weights, or `--average-weights`) of the published weights of the runs of learning_TAG_*.json with
+its run seed, which must have gone on from the same run (--from-runs). It has the first source's config (its final
+games are that source's, give that source's --config), keeps the lineage's kickstart, and plays its final rows as a
+trained run does.
 """
 import argparse
 import datetime
@@ -58,6 +64,7 @@ from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.pipeline.learn.averaging import average_checkpoints
 from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoint
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
@@ -248,30 +255,37 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     return run, resume is not None
 
 
-def source_runs(tag: str, seeds: List[int], final_seed: int, opponents: str) -> Dict[int, tuple]:
-    """Run seed -> (run tag, run) of the trained runs of learning_<tag>.json with those run seeds, for --from-runs (a
-    run goes on from the source run of its own run seed); a SystemExit naming what is missing when that file lacks
-    one, or played its final games on other games. Where the source's final games had other ``opponents`` (e.g. a
-    phase against level-2 bots after runs evaluated against level-3 bots), its runs come without their kickstart
-    rows: those are not this run's games, and its kickstart plays them again."""
+def load_results(tag: str, option: str) -> Dict:
+    """learning_<tag>.json, or a SystemExit naming ``option``, the missing file and the tags that have results."""
     path = os.path.join(RESULTS, f'learning_{tag}.json')
     if not os.path.isfile(path):
         tags = sorted(os.path.basename(p)[len('learning_'):-len('.json')]
                       for p in glob.glob(os.path.join(RESULTS, 'learning_*.json')))
-        raise SystemExit(f'--from-runs {tag}: no {os.path.relpath(path)}; the tags with results: {tags}')
+        raise SystemExit(f'{option} {tag}: no {os.path.relpath(path)}; the tags with results: {tags}')
     with open(path) as f:
-        previous = json.load(f)
+        return json.load(f)
+
+
+def source_runs(tag: str, seeds: List[int], final_seed: int, opponents: Optional[str],
+                option: str = '--from-runs') -> Dict[int, tuple]:
+    """Run seed -> (run tag, run) of the trained runs of learning_<tag>.json with those run seeds, for --from-runs (a
+    run goes on from the source run of its own run seed); a SystemExit naming what is missing when that file lacks
+    one, or played its final games on other games. Where the source's final games had other ``opponents`` (e.g. a
+    phase against level-2 bots after runs evaluated against level-3 bots), its runs come without their kickstart
+    rows: those are not this run's games, and its kickstart plays them again (``opponents`` None: not checked)."""
+    previous = load_results(tag, option)
+    path = os.path.join(RESULTS, f'learning_{tag}.json')
     trained = {run['seed']: (run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run}
     missing = [seed for seed in seeds if seed not in trained]
     if missing:
         have = [f'{run_tag} (seed {seed})' for seed, (run_tag, _) in sorted(trained.items())]
-        raise SystemExit(f'--from-runs {tag}: no trained run with run seed {missing} in {os.path.relpath(path)}; its '
+        raise SystemExit(f'{option} {tag}: no trained run with run seed {missing} in {os.path.relpath(path)}; its '
                          f'trained runs: {have}')
     if previous['settings']['final_seed'] != final_seed:
-        raise SystemExit(f'--from-runs {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
+        raise SystemExit(f'{option} {tag}: its final games took env seed {previous["settings"]["final_seed"]}, '
                          f'this config\'s take {final_seed}; set the same seed')
-    if previous['settings']['opponents'] != opponents:
-        logging.info(f'--from-runs {tag}: its final games were against {previous["settings"]["opponents"]}, this '
+    if opponents is not None and previous['settings']['opponents'] != opponents:
+        logging.info(f'{option} {tag}: its final games were against {previous["settings"]["opponents"]}, this '
                      f'config\'s are against {opponents}: each kickstart plays them again')
         return {seed: (trained[seed][0], {key: value for key, value in trained[seed][1].items()
                                           if key not in ('kickstart', 'kickstart_published')}) for seed in seeds}
@@ -308,6 +322,37 @@ def kept_kickstart_row(previous: Dict, args) -> Dict:
     if 'kickstart' not in previous or previous['kickstart']['games'] != args.final_games:
         return {}
     return {key: previous[key] for key in ('kickstart', 'kickstart_published')}
+
+
+def averaged_run(run_tag: str, seed: int, sources: List[tuple], weights: Optional[List[float]], args) -> Dict:
+    """A run made by no training (--average-runs): the weight average of the published weights of ``sources``
+    ((run tag, run), one per tag, of this run seed), published as PUBLISHED/<run tag>.pth.tar with the first source's
+    config. The sources must have gone on from the same run; the average keeps the kickstart of that lineage (and the
+    first source's kickstart row, the same weights on the same games, when it kept each game's outcome)."""
+    parents = {run.get('from_run', {}).get('published') for _, run in sources}
+    if len(parents) != 1 or None in parents:
+        found = {tag: run.get('from_run', {}).get('tag') for tag, run in sources}
+        raise SystemExit(f'--average-runs: the runs of seed {seed} did not go on from the same run (their --from-runs '
+                         f'sources: {found}); only siblings of one run are averaged')
+    published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
+    used = average_checkpoints([os.path.join(HERE, run['published']) for _, run in sources], published, weights)
+    first = sources[0][1]
+    run = dict(seed=seed, env_steps=sum(run['env_steps'] for _, run in sources), from_run=first['from_run'],
+               averaged=dict(runs=[tag for tag, _ in sources], published=[run['published'] for _, run in sources],
+                             weights=used), curve=[], published=os.path.relpath(published, HERE))
+    if 'kickstart_checkpoint' in first:
+        run['kickstart_checkpoint'] = first['kickstart_checkpoint']
+    if 'game_outcomes' in first.get('kickstart', {}):
+        run.update(kept_kickstart_row(first, args))
+    logging.info(f'run {run_tag}: the average of {", ".join(tag for tag, _ in sources)} with weights {used}')
+    return run
+
+
+def opponents_of(cfg: Dict) -> str:
+    """What the evaluations and the final games of a run with config ``cfg`` play: bots, also for self-play and
+    league runs (their evaluator envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random
+    teams."""
+    return 'random' if cfg['env']['opponent'] == 'random' else f'bot level {cfg["env"]["bot_level"]}'
 
 
 def vs_level(level: int) -> str:
@@ -376,7 +421,9 @@ def run_rows(run_tag: str, run: Dict) -> List[tuple]:
     """(name, summary key, final row) of each final row a run has: its last checkpoint, its kickstart alone, and
     its last checkpoint against other bot levels."""
     after = f' after {run["from_run"]["tag"]}' if 'from_run' in run else ''
-    rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps{after})', 'summary', run['final'])]
+    made = f'the average of {" and ".join(run["averaged"]["runs"])}' if 'averaged' in run else \
+        f'{run["env_steps"]} env steps{after}'
+    rows = [(f'{run_tag} (seed {run["seed"]}, {made})', 'summary', run['final'])]
     if 'kickstart' in run:
         rows.append((f'{run_tag}: its kickstart alone', 'summary_kickstart', run['kickstart']))
     rows += [(f'{run_tag} {name}', f'summary_{name.replace(" ", "_").replace("-", "")}', row)
@@ -396,6 +443,8 @@ def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: s
             ax = axes[row, col]
             for k, (run_tag, run) in enumerate(runs.items()):
                 points, colour = run['curve'], colours[k % len(colours)]
+                if not points:  # an --average-runs run: trained by its sources, no curve of its own
+                    continue
                 x = [p[x_key] for p in points]
                 ax.plot(x, [p[field] for p in points], marker='o', markersize=3, color=colour,
                         label=f'{run_tag} ({points[-1]["games"]} games each)')
@@ -475,7 +524,7 @@ def write_json(path: str, data: Dict) -> None:
 
 
 def print_tables(result: Dict) -> None:
-    for run_tag, run in result['runs'].items():
+    for run_tag, run in ((t, r) for t, r in result['runs'].items() if r['curve']):
         print(f'\n{run_tag} (seed {run["seed"]}):')
         print(tabulate([(p['env_steps'], f'{p["wall_time_s"]:.0f}', p['games'], f'{p["win_rate"]:.2f}',
                          f'{p["score_ratio_mean"]:.3f}', f'{p["rank_mean"]:.2f}',
@@ -532,6 +581,12 @@ def main() -> None:
                         help='with --from-runs and policy.learn.kickstart_kl > 0: each run distils the kickstart its '
                              'lineage began from (policy.learn.kickstart_teacher = its source run\'s kickstart), not '
                              'the weights it starts from')
+    parser.add_argument('--average-runs', nargs='+', metavar='TAG', default=None,
+                        help='no training: each run is the weight average of the published runs of learning_TAG.json '
+                             'with its run seed, for each TAG (2 or more, siblings that went on from the same run), '
+                             'with the first TAG\'s config and kickstart; then its final rows are played')
+    parser.add_argument('--average-weights', nargs='+', type=float, metavar='W', default=None,
+                        help='with --average-runs: the weight of each TAG (>= 0, summing to 1; default equal)')
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -561,7 +616,22 @@ def main() -> None:
     if args.checkpoint:
         evaluate_checkpoints(args, final_seed, tag)
         return
-    if args.env_steps is None or args.eval_every is None:
+    if args.average_runs is not None:
+        clash = [name for name, on in (('--from-runs', args.from_runs), ('--checkpoint', args.checkpoint),
+                                       ('--distil-kickstart', args.distil_kickstart),
+                                       ('--only-train', args.only_train)) if on]
+        if clash:
+            parser.error(f'--average-runs trains nothing: it cannot be given with {", ".join(clash)}')
+        if len(args.average_runs) < 2:
+            parser.error(f'--average-runs needs 2 or more tags, got {args.average_runs}')
+        first_opponents = load_results(args.average_runs[0], '--average-runs')['settings']['opponents']
+        if first_opponents != opponents_of(cfg):
+            parser.error(f'--average-runs: the average plays the final games of {args.average_runs[0]} (against '
+                         f'{first_opponents}); this config\'s are against {opponents_of(cfg)}: give that run\'s '
+                         f'--config and --set')
+    elif args.average_weights is not None:
+        parser.error('--average-weights weighs the runs of --average-runs: give --average-runs too')
+    elif args.env_steps is None or args.eval_every is None:
         parser.error('--env-steps and --eval-every are required to train')
     if args.seeds < 1:
         parser.error(f'--seeds must be >= 1, got {args.seeds}')
@@ -570,14 +640,13 @@ def main() -> None:
 
     json_path = os.path.join(RESULTS, f'learning_{tag}.json')
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
-    # what the evaluations and the final games play: bots, also for self-play and league runs (their evaluator
-    # envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random teams
-    opponents = 'random' if cfg.env.opponent == 'random' else f'bot level {cfg.env.bot_level}'
+    opponents = opponents_of(cfg)
     settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
                     training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps,
                     eval_every=args.eval_every, eval_games=args.eval_games, final_games=args.final_games,
                     final_seed=final_seed, greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds,
-                    from_runs=args.from_runs, distil_kickstart=args.distil_kickstart)
+                    from_runs=args.from_runs, distil_kickstart=args.distil_kickstart, average_runs=args.average_runs,
+                    average_weights=args.average_weights)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -587,11 +656,18 @@ def main() -> None:
         result.update({k: v for k, v in previous.items() if k.startswith('summary')})  # until worked out again
 
     ks = range(args.seeds) if args.run is None else [args.run]
-    sources = source_runs(args.from_runs, [cfg.seed + k for k in ks], final_seed, opponents) if args.from_runs else None
+    seeds = [cfg.seed + k for k in ks]
+    sources = source_runs(args.from_runs, seeds, final_seed, opponents) if args.from_runs else None
+    siblings = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
+                for i, t in enumerate(args.average_runs)] if args.average_runs else None
     for k in ks:
         run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
         run = result['runs'].get(run_tag, {})
-        if run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
+        if siblings is not None:
+            if 'published' not in run:
+                run = result['runs'][run_tag] = averaged_run(run_tag, seed, [s[seed] for s in siblings],
+                                                             args.average_weights, args)
+        elif run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
                 going_on_from(main_config, *sources[seed], distil_kickstart=args.distil_kickstart)
             trained, resumed = train_run(run_config, create_config, run_tag, seed, args, kickstart)
@@ -623,7 +699,8 @@ def main() -> None:
     result.update({key: summary(rows) for key, rows in by_kind.items()})
     result['date'] = now()
     write_json(json_path, result)
-    plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
+    if any(run['curve'] for run in result['runs'].values()):  # --average-runs runs have none of their own
+        plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
     print_tables(result)
 
 

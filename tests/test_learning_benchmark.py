@@ -251,3 +251,45 @@ def test_the_reference_rows_of_a_self_play_run_play_its_final_games(learning):
     assert list(result['references']) == ['random team', 'level-1 bots', 'level-2 bots', 'level-3 bots']
     for row in result['references'].values():
         assert [g['game_seed'] for g in row['game_outcomes']] == seeds
+
+
+def test_average_runs_averages_the_siblings_of_each_run_and_keeps_its_kickstart(learning, tmp_path, monkeypatch,
+                                                                                capsys):
+    """--average-runs A B: no training; each run is the mean of the weights of A's and B's runs of its run seed,
+    which went on from the same run, with A's config and A's kickstart row (the lineage's, not played again)."""
+    first = learning()['runs']['kick']
+    for tag in ('a', 'b'):
+        learning('--tag', tag, '--from-runs', 'kick', '--set', 'pretrain.env_steps=0', '--only-train')
+    learning('--tag', 'stranger', '--set', 'pretrain.env_steps=0', '--only-train')  # a run of its own
+    played = record_evaluations(learning.module, monkeypatch, [])
+
+    with pytest.raises(SystemExit, match=r"did not go on from the same run .*'stranger': None"):
+        learning('--tag', 'avg', '--average-runs', 'a', 'stranger')
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # the average plays a's games, against level-3 bots: not level-2 ones
+        learning('--tag', 'avg', '--average-runs', 'a', 'b', '--set', 'env.bot_level=2')
+    assert 'plays the final games of a (against bot level 3); this config\'s are against bot level 2' in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        learning('--tag', 'avg', '--average-runs', 'a', 'b', '--only-train')
+    assert 'it cannot be given with --only-train' in capsys.readouterr().err
+    assert played == []
+
+    learning('--tag', 'avg', '--average-runs', 'a', 'b', '--average-weights', '0.25', '0.75', '--vs-level', '2')
+    with open(tmp_path / 'results' / 'learning_avg.json') as f:
+        result = json.load(f)
+    run, sources = result['runs']['avg'], {}
+    for tag in ('a', 'b'):
+        with open(tmp_path / 'results' / f'learning_{tag}.json') as f:
+            sources[tag] = json.load(f)['runs'][tag]
+    assert run['averaged'] == dict(runs=['a', 'b'], published=[sources[t]['published'] for t in 'ab'],
+                                   weights=[0.25, 0.75])
+    assert run['from_run'] == sources['a']['from_run'] and run['from_run']['tag'] == 'kick'
+    average, a, b = (load_checkpoint(tmp_path / p) for p in (run['published'], sources['a']['published'],
+                                                                 sources['b']['published']))
+    for key, w in average['model'].items():
+        torch.testing.assert_close(w, 0.25 * a['model'][key] + 0.75 * b['model'][key])
+    assert played == [str(tmp_path / run['published'])] * 2  # its final games and against level-2 bots
+    assert (run['kickstart'], run['kickstart_published']) == (first['kickstart'], first['kickstart_published'])
+    assert run['final_against_kickstart']['games'] == 2 and 'vs level-2 bots' in run['final_vs']
+    assert not (tmp_path / 'results' / 'learning_avg.png').exists()  # no curve: it was not trained
