@@ -64,7 +64,7 @@ from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.pipeline.learn.averaging import average_checkpoints
+from ppo_gobigger.pipeline.learn.averaging import average_checkpoints, mixing_weights
 from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoint
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
@@ -622,8 +622,10 @@ def main() -> None:
                                        ('--only-train', args.only_train)) if on]
         if clash:
             parser.error(f'--average-runs trains nothing: it cannot be given with {", ".join(clash)}')
-        if len(args.average_runs) < 2:
-            parser.error(f'--average-runs needs 2 or more tags, got {args.average_runs}')
+        try:
+            mixing_weights(len(args.average_runs), args.average_weights)
+        except ValueError as e:  # fewer than 2 tags, or weights that do not fit them
+            parser.error(f'--average-runs {" ".join(args.average_runs)}: {e}')
         first_opponents = load_results(args.average_runs[0], '--average-runs')['settings']['opponents']
         if first_opponents != opponents_of(cfg):
             parser.error(f'--average-runs: the average plays the final games of {args.average_runs[0]} (against '

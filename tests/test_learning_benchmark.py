@@ -273,6 +273,9 @@ def test_average_runs_averages_the_siblings_of_each_run_and_keeps_its_kickstart(
     with pytest.raises(SystemExit):
         learning('--tag', 'avg', '--average-runs', 'a', 'b', '--only-train')
     assert 'it cannot be given with --only-train' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        learning('--tag', 'avg', '--average-runs', 'a', 'b', '--average-weights', '0.5')
+    assert '1 averaging weights [0.5] for 2 checkpoints' in capsys.readouterr().err
     assert played == []
 
     learning('--tag', 'avg', '--average-runs', 'a', 'b', '--average-weights', '0.25', '0.75', '--vs-level', '2')
