@@ -255,9 +255,14 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     return run, resume is not None
 
 
+def results_path(tag: str) -> str:
+    """Where the results of ``tag`` are written: RESULTS/learning_<tag>.json."""
+    return os.path.join(RESULTS, f'learning_{tag}.json')
+
+
 def load_results(tag: str, option: str) -> Dict:
     """learning_<tag>.json, or a SystemExit naming ``option``, the missing file and the tags that have results."""
-    path = os.path.join(RESULTS, f'learning_{tag}.json')
+    path = results_path(tag)
     if not os.path.isfile(path):
         tags = sorted(os.path.basename(p)[len('learning_'):-len('.json')]
                       for p in glob.glob(os.path.join(RESULTS, 'learning_*.json')))
@@ -273,8 +278,7 @@ def source_runs(tag: str, seeds: List[int], final_seed: int, opponents: Optional
     one, or played its final games on other games. Where the source's final games had other ``opponents`` (e.g. a
     phase against level-2 bots after runs evaluated against level-3 bots), its runs come without their kickstart
     rows: those are not this run's games, and its kickstart plays them again (``opponents`` None: not checked)."""
-    previous = load_results(tag, option)
-    path = os.path.join(RESULTS, f'learning_{tag}.json')
+    previous, path = load_results(tag, option), results_path(tag)
     trained = {run['seed']: (run_tag, run) for run_tag, run in previous.get('runs', {}).items() if 'published' in run}
     missing = [seed for seed in seeds if seed not in trained]
     if missing:
@@ -480,7 +484,7 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
     for name in others:  # each later checkpoint against the first named, on the same games
         rows[name]['against_first'] = dict(checkpoint=first, **paired_comparison(rows[name], rows[first]))
     result = dict(date=now(), settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
-    write_json(os.path.join(RESULTS, f'learning_{tag}.json'), result)
+    write_json(results_path(tag), result)
     table = [(name, 'as trained', r) for name, r in rows.items()]
     table += [(name, opponents, row) for name, r in rows.items() for opponents, row in r.get('final_vs', {}).items()]
     print(tabulate([(name, opponents, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
@@ -616,6 +620,7 @@ def main() -> None:
     if args.checkpoint:
         evaluate_checkpoints(args, final_seed, tag)
         return
+    opponents = opponents_of(cfg)
     if args.average_runs is not None:
         clash = [name for name, on in (('--from-runs', args.from_runs), ('--checkpoint', args.checkpoint),
                                        ('--distil-kickstart', args.distil_kickstart),
@@ -627,9 +632,9 @@ def main() -> None:
         except ValueError as e:  # fewer than 2 tags, or weights that do not fit them
             parser.error(f'--average-runs {" ".join(args.average_runs)}: {e}')
         first_opponents = load_results(args.average_runs[0], '--average-runs')['settings']['opponents']
-        if first_opponents != opponents_of(cfg):
+        if first_opponents != opponents:
             parser.error(f'--average-runs: the average plays the final games of {args.average_runs[0]} (against '
-                         f'{first_opponents}); this config\'s are against {opponents_of(cfg)}: give that run\'s '
+                         f'{first_opponents}); this config\'s are against {opponents}: give that run\'s '
                          f'--config and --set')
     elif args.average_weights is not None:
         parser.error('--average-weights weighs the runs of --average-runs: give --average-runs too')
@@ -640,9 +645,8 @@ def main() -> None:
     if args.run is not None and not 0 <= args.run < args.seeds:
         parser.error(f'--run must be one of the --seeds runs, 0 to {args.seeds - 1}; got {args.run}')
 
-    json_path = os.path.join(RESULTS, f'learning_{tag}.json')
+    json_path = results_path(tag)
     png_path = os.path.join(RESULTS, f'learning_{tag}.png')
-    opponents = opponents_of(cfg)
     settings = dict(config=os.path.relpath(args.config), overrides=args.set, preset=cfg.env.preset,
                     training_opponents=cfg.env.opponent, opponents=opponents, env_steps=args.env_steps,
                     eval_every=args.eval_every, eval_games=args.eval_games, final_games=args.final_games,
