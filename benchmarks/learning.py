@@ -36,7 +36,11 @@ kickstart (policy.learn.kickstart_teacher), not the weights it starts from.
 averaging.py; equal weights, or `--average-weights`) of the published weights of the runs of learning_TAG_*.json with
 its run seed, which must have gone on from the same run (--from-runs). It has the first source's config (its final
 games are that source's, give that source's --config), keeps the lineage's kickstart, and plays its final rows as a
-trained run does.
+trained run does. `--average-select W ...` (two TAGs) chooses each run's weight of TAG_A among the candidates W on
+--validation-games games of another held-out block (env seed ``seed + VALIDATION_SEED_OFFSET``, which neither the
+runs nor the final games use): each candidate average plays them against the config's opponents and each --vs-level,
+the lineage's kickstart against the config's opponents, and the run keeps the candidate whose worst margin to the
+bars is largest (selection_margin); the final games play only the one kept.
 """
 import argparse
 import datetime
@@ -79,6 +83,7 @@ RUN_STATE = os.path.join(RESULTS, 'runs')  # committed: each run's latest checkp
 PUBLISHED = os.path.join(RESULTS, 'checkpoints')  # committed: each run's final weights and config
 RUNS = os.path.join(HERE, 'runs')  # experiment folders (every checkpoint, TensorBoard); not committed
 FINAL_SEED_OFFSET = 1000  # final games: env seed = the config's seed + this, see the module docstring
+VALIDATION_SEED_OFFSET = 2000  # --average-select's games: env seed = the config's seed + this
 SYNC_EVERY_S = 60.0  # how often a training run's latest checkpoint and logs are copied to RUN_STATE
 LOGS = ('learner.jsonl', 'evaluator.jsonl')
 LEAGUE = 'league'  # a league run's pool folder (snapshots and pool.json): resuming needs its snapshots
@@ -352,6 +357,67 @@ def averaged_run(run_tag: str, seed: int, sources: List[tuple], weights: Optiona
     return run
 
 
+def selection_margin(rows: Dict[str, Dict], kickstart: Dict, win_bar: float, vs_win_bar: float) -> float:
+    """How far a candidate clears --average-select's bars on the validation games, at its weakest: the least of its
+    win rate over ``win_bar`` (row 'final', the config's opponents), its score ratio over the kickstart's on the same
+    games (relative: 0.05 is 5% above it) and its win rate over ``vs_win_bar`` against each other level (the other
+    rows). Negative: it misses a bar, by that much."""
+    margins = [rows['final']['win_rate'] - win_bar,
+               rows['final']['score_ratio_mean'] / kickstart['score_ratio_mean'] - 1.0]
+    margins += [row['win_rate'] - vs_win_bar for name, row in rows.items() if name != 'final']
+    return min(margins)
+
+
+def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, validation_seed: int,
+                           save: Callable[[], None]) -> List[float]:
+    """--average-select: each candidate weight of the first of the two ``sources`` (the second gets the rest) is
+    averaged into RUNS/<run tag>/ and played on the validation games, the lineage's kickstart too; run['selection']
+    gets each row as it is played (``save`` after each: --resume plays only the rest) and the margins. Returns the
+    weights of the candidate with the largest selection_margin (ties: the higher score ratio, then the first given)."""
+    first = sources[0][1]
+    if 'kickstart_checkpoint' not in first:
+        raise SystemExit(f'--average-select compares each candidate\'s score ratio with the kickstart\'s: '
+                         f'{sources[0][0]} has none')
+    selection = run.setdefault('selection', dict(seed=validation_seed, games=args.validation_games, kickstart=None,
+                                                 candidates={}))
+    if (selection['seed'], selection['games']) != (validation_seed, args.validation_games):
+        raise SystemExit(f'--average-select: {run_tag} was being selected on {selection["games"]} games of env seed '
+                         f'{selection["seed"]}; give --validation-games {selection["games"]} to go on')
+
+    def play(path: str, **kwargs) -> Dict:
+        report = evaluate(path, episodes=args.validation_games, seed=validation_seed, **kwargs)
+        return dict(games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS})
+
+    if selection['kickstart'] is None:
+        kickstart = os.path.join(HERE, first['kickstart_checkpoint'])
+        logging.info(f'run {run_tag}: its kickstart on the {args.validation_games} validation games')
+        selection['kickstart'] = play(kickstart, main_config=on_the_games_of(first, kickstart))
+        save()
+    folder = os.path.join(RUNS, run_tag)
+    for weight in args.average_select:
+        rows = selection['candidates'].setdefault(f'{weight:g}', {})
+        names = ['final'] + [vs_level(level) for level in args.vs_level]
+        if all(name in rows for name in names):
+            continue
+        path = os.path.join(folder, f'candidate_{weight:g}.pth.tar')
+        average_checkpoints([os.path.join(HERE, run['published']) for _, run in sources], path,
+                            [weight, 1.0 - weight])
+        for name, level in zip(names, [None] + list(args.vs_level)):
+            if name not in rows:
+                logging.info(f'run {run_tag}: candidate {weight:g} on the validation games'
+                             + (f' against level-{level} bots' if level else ''))
+                rows[name] = play(path, overrides=[f'env.bot_level={level}'] if level else None)
+                save()
+    candidates = {f'{w:g}': selection['candidates'][f'{w:g}'] for w in args.average_select}
+    margins = {w: selection_margin(rows, selection['kickstart'], args.select_win_rate, args.select_vs_win_rate)
+               for w, rows in candidates.items()}
+    chosen = max(margins, key=lambda w: (margins[w], candidates[w]['final']['score_ratio_mean']))
+    selection.update(margins=margins, chosen=float(chosen))
+    logging.info(f'run {run_tag}: candidate {chosen} kept; margins ' +
+                 ', '.join(f'{w}: {m:+.3f}' for w, m in margins.items()))
+    return [float(chosen), 1.0 - float(chosen)]
+
+
 def opponents_of(cfg: Dict) -> str:
     """What the evaluations and the final games of a run with config ``cfg`` play: bots, also for self-play and
     league runs (their evaluator envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random
@@ -528,7 +594,7 @@ def write_json(path: str, data: Dict) -> None:
 
 
 def print_tables(result: Dict) -> None:
-    for run_tag, run in ((t, r) for t, r in result['runs'].items() if r['curve']):
+    for run_tag, run in ((t, r) for t, r in result['runs'].items() if r.get('curve')):
         print(f'\n{run_tag} (seed {run["seed"]}):')
         print(tabulate([(p['env_steps'], f'{p["wall_time_s"]:.0f}', p['games'], f'{p["win_rate"]:.2f}',
                          f'{p["score_ratio_mean"]:.3f}', f'{p["rank_mean"]:.2f}',
@@ -547,11 +613,25 @@ def print_tables(result: Dict) -> None:
     for run_tag, run in result['runs'].items():
         if run.get('final_against_kickstart') is not None:
             print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))
+    for run_tag, run in ((t, r) for t, r in result['runs'].items() if 'margins' in r.get('selection', {})):
+        print_selection(run_tag, run['selection'])
     finished = sum('final' in run for run in result['runs'].values())
     for key, m in ((k, v) for k, v in result.items() if k.startswith('summary')):
         print(f'{key} over {finished} runs: win rate mean {m["mean_win_rate"]:.2f} (min {m["min_win_rate"]:.2f}), '
               f'score ratio mean {m["mean_score_ratio_mean"]:.3f} (min {m["min_score_ratio_mean"]:.3f}), rank mean '
               f'{m["mean_rank_mean"]:.2f}')
+
+
+def print_selection(run_tag: str, selection: Dict) -> None:
+    """--average-select's validation rows of one run: each candidate's, its margin, the one kept."""
+    print(f'\n{run_tag}: --average-select on {selection["games"]} validation games (env seed {selection["seed"]}); '
+          f'its kickstart {selection["kickstart"]["win_rate"]:.2f} / {selection["kickstart"]["score_ratio_mean"]:.3f}')
+    names = list(next(iter(selection['candidates'].values())))
+    print(tabulate([(w, *(f'{rows[n]["win_rate"]:.2f} / {rows[n]["score_ratio_mean"]:.3f}' for n in names),
+                     f'{selection["margins"][w]:+.3f}', 'kept' if float(w) == selection['chosen'] else '')
+                    for w, rows in selection['candidates'].items() if w in selection['margins']],
+                   headers=('weight of the first', *('as trained' if n == 'final' else n for n in names), 'margin',
+                            '')))
 
 
 def main() -> None:
@@ -591,6 +671,14 @@ def main() -> None:
                              'with the first TAG\'s config and kickstart; then its final rows are played')
     parser.add_argument('--average-weights', nargs='+', type=float, metavar='W', default=None,
                         help='with --average-runs: the weight of each TAG (>= 0, summing to 1; default equal)')
+    parser.add_argument('--average-select', nargs='+', type=float, metavar='W', default=None,
+                        help='with --average-runs TAG_A TAG_B: candidate weights of TAG_A, each run keeping the one '
+                             'that clears the bars best on the validation games (see the module docstring)')
+    parser.add_argument('--validation-games', type=int, default=50, help='games per --average-select row')
+    parser.add_argument('--select-win-rate', type=float, default=0.95,
+                        help="--average-select's bar on the win rate against the config's opponents")
+    parser.add_argument('--select-vs-win-rate', type=float, default=0.8,
+                        help="--average-select's bar on the win rate against each --vs-level")
     parser.add_argument('--checkpoint', action='append', default=[], metavar='NAME=PATH',
                         help='no training: evaluate these checkpoints on the final games (for ablation rows); each one '
                              'after the first is also compared with the first game by game')
@@ -636,8 +724,17 @@ def main() -> None:
             parser.error(f'--average-runs: the average plays the final games of {args.average_runs[0]} (against '
                          f'{first_opponents}); this config\'s are against {opponents}: give that run\'s '
                          f'--config and --set')
-    elif args.average_weights is not None:
-        parser.error('--average-weights weighs the runs of --average-runs: give --average-runs too')
+        if args.average_select is not None:
+            if args.average_weights is not None or len(args.average_runs) != 2:
+                parser.error('--average-select chooses the weight of the first of two --average-runs TAGs: give two '
+                             'TAGs and no --average-weights')
+            if any(not 0.0 <= w <= 1.0 for w in args.average_select):
+                parser.error(f'--average-select weights must be in [0, 1], got {args.average_select}')
+            if args.validation_games < 1:
+                parser.error(f'--validation-games must be >= 1, got {args.validation_games}')
+    elif args.average_weights is not None or args.average_select is not None:
+        parser.error('--average-weights and --average-select weigh the runs of --average-runs: give --average-runs '
+                     'too')
     elif args.env_steps is None or args.eval_every is None:
         parser.error('--env-steps and --eval-every are required to train')
     if args.seeds < 1:
@@ -652,7 +749,9 @@ def main() -> None:
                     eval_every=args.eval_every, eval_games=args.eval_games, final_games=args.final_games,
                     final_seed=final_seed, greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds,
                     from_runs=args.from_runs, distil_kickstart=args.distil_kickstart, average_runs=args.average_runs,
-                    average_weights=args.average_weights)
+                    average_weights=args.average_weights, average_select=args.average_select,
+                    validation_seed=cfg.seed + VALIDATION_SEED_OFFSET if args.average_select else None,
+                    select_bars=[args.select_win_rate, args.select_vs_win_rate] if args.average_select else None)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -671,8 +770,15 @@ def main() -> None:
         run = result['runs'].get(run_tag, {})
         if siblings is not None:
             if 'published' not in run:
-                run = result['runs'][run_tag] = averaged_run(run_tag, seed, [s[seed] for s in siblings],
-                                                             args.average_weights, args)
+                weights = args.average_weights
+                if args.average_select:
+                    run = result['runs'][run_tag] = run or dict(seed=seed)  # the selection so far, if resumed
+                    weights = select_average_weights(run_tag, run, [s[seed] for s in siblings], args,
+                                                     cfg.seed + VALIDATION_SEED_OFFSET,
+                                                     save=lambda: write_json(json_path, result))
+                selection = {'selection': run['selection']} if 'selection' in run else {}
+                run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, [s[seed] for s in siblings], weights,
+                                                                args), **selection}
         elif run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
                 going_on_from(main_config, *sources[seed], distil_kickstart=args.distil_kickstart)
@@ -705,7 +811,7 @@ def main() -> None:
     result.update({key: summary(rows) for key, rows in by_kind.items()})
     result['date'] = now()
     write_json(json_path, result)
-    if any(run['curve'] for run in result['runs'].values()):  # --average-runs runs have none of their own
+    if any(run.get('curve') for run in result['runs'].values()):  # --average-runs runs have none of their own
         plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
     print_tables(result)
 

@@ -296,3 +296,66 @@ def test_average_runs_averages_the_siblings_of_each_run_and_keeps_its_kickstart(
     assert (run['kickstart'], run['kickstart_published']) == (first['kickstart'], first['kickstart_published'])
     assert run['final_against_kickstart']['games'] == 2 and 'vs level-2 bots' in run['final_vs']
     assert not (tmp_path / 'results' / 'learning_avg.png').exists()  # no curve: it was not trained
+
+
+def test_selection_margin_is_the_weakest_margin_to_the_bars(learning):
+    """Hand-computed: win rate 0.96 over 0.95 (+0.01), score ratio 11 over the kickstart's 10 (+0.10), 0.78 against
+    level-2 bots under 0.8 (-0.02): the weakest is -0.02."""
+    row = lambda win, ratio=1.0: dict(win_rate=win, score_ratio_mean=ratio)
+    rows = {'final': row(0.96, 11.0), 'vs level-2 bots': row(0.78)}
+    assert learning.module.selection_margin(rows, row(0.9, 10.0), 0.95, 0.8) == pytest.approx(-0.02)
+    rows['vs level-2 bots'] = row(0.9)
+    assert learning.module.selection_margin(rows, row(0.9, 10.0), 0.95, 0.8) == pytest.approx(0.01)
+    assert learning.module.selection_margin(rows, row(0.9, 12.0), 0.95, 0.8) == pytest.approx(11 / 12 - 1)
+
+
+def test_average_select_keeps_the_candidate_that_clears_the_bars_best(learning, tmp_path, monkeypatch, capsys):
+    """--average-select W ...: each run plays every candidate average and the lineage's kickstart on the validation
+    games (their own env seed), keeps the candidate with the largest selection_margin, and plays only that one on
+    the final games; stopped half way, --resume plays only the rows it lacks."""
+    learning()
+    for tag in ('a', 'b'):
+        learning('--tag', tag, '--from-runs', 'kick', '--set', 'pretrain.env_steps=0', '--only-train')
+    for bad, message in ((['--average-weights', '0.5', '0.5'], 'give two TAGs and no --average-weights'),
+                         (['1.5'], 'must be in [0, 1], got [0.0, 1.5]')):
+        with pytest.raises(SystemExit):
+            learning('--tag', 'sel', '--average-runs', 'a', 'b', '--average-select', '0', *bad)
+        assert message in capsys.readouterr().err
+
+    played, calls = [], []
+    evaluate = learning.module.evaluate
+
+    def stop_at_the_fourth(path, **kwargs):
+        calls.append(kwargs.get('seed'))
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        played.append(path)
+        return evaluate(path, **kwargs)
+
+    monkeypatch.setattr(learning.module, 'evaluate', stop_at_the_fourth)
+    select = ('--tag', 'sel', '--average-runs', 'a', 'b', '--average-select', '0', '1', '--validation-games', '1',
+              '--vs-level', '2')
+    with pytest.raises(KeyboardInterrupt):
+        learning(*select)
+    assert len(played) == 3  # the kickstart and candidate 0's two rows: kept for --resume
+    learning(*select, '--resume')
+    with open(tmp_path / 'results' / 'learning_sel.json') as f:
+        result = json.load(f)
+    run = result['runs']['sel']
+    selection = run['selection']
+    assert calls[:3] == [2000] * 3 and calls[4:6] == [2000] * 2 and calls[6:] == [1000] * 2  # validation, final
+    assert result['settings']['validation_seed'] == 2000 and selection['seed'] == 2000
+    assert selection['kickstart']['games'] == 1 and list(selection['candidates']) == ['0', '1']
+    for rows in selection['candidates'].values():
+        assert list(rows) == ['final', 'vs level-2 bots'] and all(r['games'] == 1 for r in rows.values())
+    margins = {w: learning.module.selection_margin(rows, selection['kickstart'], 0.95, 0.8)
+               for w, rows in selection['candidates'].items()}
+    assert selection['margins'] == pytest.approx(margins)
+    chosen = max(margins, key=lambda w: (margins[w], selection['candidates'][w]['final']['score_ratio_mean']))
+    assert selection['chosen'] == float(chosen) and run['averaged']['weights'] == [float(chosen), 1 - float(chosen)]
+    kept = load_checkpoint(tmp_path / run['averaged']['published'][0 if chosen == '1' else 1])
+    average = load_checkpoint(tmp_path / run['published'])
+    assert all(torch.equal(w, kept['model'][k]) for k, w in average['model'].items())
+    assert played[-2:] == [str(tmp_path / run['published'])] * 2  # only the kept one plays the final games
+    assert 'final' in run and 'vs level-2 bots' in run['final_vs']
+    assert '--average-select on 1 validation games (env seed 2000)' in capsys.readouterr().out
