@@ -400,7 +400,7 @@ def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, 
         if all(name in rows for name in names):
             continue
         path = os.path.join(folder, f'candidate_{weight:g}.pth.tar')
-        average_checkpoints([os.path.join(HERE, run['published']) for _, run in sources], path,
+        average_checkpoints([os.path.join(HERE, source['published']) for _, source in sources], path,
                             [weight, 1.0 - weight])
         for name, level in zip(names, [None] + list(args.vs_level)):
             if name not in rows:
