@@ -44,6 +44,7 @@ bars is largest (selection_margin); the final games play only the one kept.
 """
 import argparse
 import datetime
+import fcntl
 import glob
 import json
 import logging
@@ -593,6 +594,24 @@ def write_json(path: str, data: Dict) -> None:
     print(f'wrote {path}', flush=True)
 
 
+def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None:
+    """write_json of ``result``; with ``own_runs`` (--resume), keeping what other processes wrote to ``path``
+    meanwhile: the runs not in ``own_runs`` and the reference rows ``result`` lacks are taken from the file, so that
+    `--run K --resume` processes of one tag can run side by side (each writes only its own runs; a lock under RUNS
+    keeps the read and the write together). Without, ``result`` replaces the file (a results file started over)."""
+    os.makedirs(RUNS, exist_ok=True)
+    with open(os.path.join(RUNS, f'{os.path.basename(path)}.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if own_runs is not None and os.path.isfile(path):
+            with open(path) as f:
+                on_disk = json.load(f)
+            runs = {t: result['runs'][t] if t in own_runs and t in result['runs'] else r
+                    for t, r in on_disk.get('runs', {}).items()}  # the file's order, ours for our runs
+            result['runs'] = {**runs, **{t: r for t, r in result['runs'].items() if t not in runs}}
+            result['references'] = {**on_disk.get('references', {}), **result['references']}
+        write_json(path, result)
+
+
 def print_tables(result: Dict) -> None:
     for run_tag, run in ((t, r) for t, r in result['runs'].items() if r.get('curve')):
         print(f'\n{run_tag} (seed {run["seed"]}):')
@@ -765,8 +784,13 @@ def main() -> None:
     sources = source_runs(args.from_runs, seeds, final_seed, opponents) if args.from_runs else None
     siblings = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
                 for i, t in enumerate(args.average_runs)] if args.average_runs else None
-    for k in ks:
-        run_tag, seed = (f'{tag}_s{k}' if args.seeds > 1 else tag), cfg.seed + k
+    own_runs = [f'{tag}_s{k}' if args.seeds > 1 else tag for k in ks]
+
+    def save() -> None:
+        save_results(json_path, result, own_runs if args.resume else None)
+
+    for k, run_tag in zip(ks, own_runs):
+        seed = cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if siblings is not None:
             if 'published' not in run:
@@ -775,7 +799,7 @@ def main() -> None:
                     run = result['runs'][run_tag] = run or dict(seed=seed)  # the selection so far, if resumed
                     weights = select_average_weights(run_tag, run, [s[seed] for s in siblings], args,
                                                      cfg.seed + VALIDATION_SEED_OFFSET,
-                                                     save=lambda: write_json(json_path, result))
+                                                     save=save)
                 selection = {'selection': run['selection']} if 'selection' in run else {}
                 run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, [s[seed] for s in siblings], weights,
                                                                 args), **selection}
@@ -789,10 +813,10 @@ def main() -> None:
             run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept)
             result['runs'][run_tag] = run
         publish(run_tag, run)
-        write_json(json_path, result)
+        save()
         if args.only_train:
             continue
-        play_final_games(run_tag, run, args, final_seed, save=lambda: write_json(json_path, result))
+        play_final_games(run_tag, run, args, final_seed, save=save)
 
     last = next((r for r in result['runs'].values() if 'published' in r), None)
     if last is not None and not args.no_references:
@@ -801,7 +825,8 @@ def main() -> None:
                 report = evaluate(os.path.join(HERE, last['published']), episodes=args.final_games, seed=final_seed,
                                   overrides=overrides)
                 result['references'][name] = final_row(report)
-                write_json(json_path, result)
+                save()
+    save()  # with the runs that processes side by side finished meanwhile, for the summary
     by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind
     for run_tag, run in result['runs'].items():
         if 'final' in run and 'kickstart' in run:
@@ -810,7 +835,7 @@ def main() -> None:
             by_kind.setdefault(key, []).append(row)
     result.update({key: summary(rows) for key, rows in by_kind.items()})
     result['date'] = now()
-    write_json(json_path, result)
+    save()
     if any(run.get('curve') for run in result['runs'].values()):  # --average-runs runs have none of their own
         plot(result['runs'], result['references'], f'{cfg.env.preset} vs {opponents}: {tag}', png_path)
     print_tables(result)

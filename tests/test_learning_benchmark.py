@@ -359,3 +359,33 @@ def test_average_select_keeps_the_candidate_that_clears_the_bars_best(learning, 
     assert played[-2:] == [str(tmp_path / run['published'])] * 2  # only the kept one plays the final games
     assert 'final' in run and 'vs level-2 bots' in run['final_vs']
     assert '--average-select on 1 validation games (env seed 2000)' in capsys.readouterr().out
+
+
+def test_run_processes_side_by_side_keep_each_others_runs(learning, tmp_path, monkeypatch):
+    """`--run K --resume` processes of one tag write only their own runs: a run that another process finished while
+    this one played its final games stays in the results file, and the summary counts both."""
+    theirs = learning('--seeds', '2', '--run', '1')['runs']['kick_s1']
+    path = tmp_path / 'results' / 'learning_kick.json'
+    with open(path) as f:
+        results = json.load(f)
+    del results['runs']['kick_s1']  # as it was before the other process finished it
+    with open(path, 'w') as f:
+        json.dump(results, f)
+    evaluate = learning.module.evaluate
+
+    def the_other_process_finishes(ckpt, **kwargs):
+        with open(path) as f:
+            on_disk = json.load(f)
+        on_disk['runs']['kick_s1'] = theirs
+        with open(path, 'w') as f:
+            json.dump(on_disk, f)
+        monkeypatch.setattr(learning.module, 'evaluate', evaluate)
+        return evaluate(ckpt, **kwargs)
+
+    monkeypatch.setattr(learning.module, 'evaluate', the_other_process_finishes)
+    result = learning('--seeds', '2', '--run', '0', '--resume')
+    assert list(result['runs']) == ['kick_s0', 'kick_s1'] and result['runs']['kick_s1'] == theirs
+    assert 'final' in result['runs']['kick_s0']
+    assert result['summary']['min_win_rate'] == min(r['final']['win_rate'] for r in result['runs'].values())
+    assert result['summary']['mean_score_ratio_mean'] == pytest.approx(
+        (theirs['final']['score_ratio_mean'] + result['runs']['kick_s0']['final']['score_ratio_mean']) / 2)
