@@ -1,7 +1,8 @@
 """What training produces, measured: `python benchmarks/learning.py [--config PATH] [--set KEY=VALUE ...] --seeds N`.
 
 1. Trains the config once per run seed (seed, seed + 1, ..., one run after another; `--run K` only run K, e.g. a
-   lever piloted on one seed) for --env-steps env steps, evaluating (greedy, held-out games) every --eval-every
+   lever piloted on one seed, and `--run K --resume` processes of one tag may run side by side: each writes only its
+   own runs to the results file) for --env-steps env steps, evaluating (greedy, held-out games) every --eval-every
    steps.
 2. Evaluates each run's last checkpoint over --final-games games on a seed block that no run used: training games
    have even game seeds, evaluation games odd ones, and the final games take env seed ``seed + FINAL_SEED_OFFSET``
