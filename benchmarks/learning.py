@@ -651,7 +651,7 @@ def print_selection(run_tag: str, selection: Dict) -> None:
                      f'{selection["margins"][w]:+.3f}', 'kept' if float(w) == selection['chosen'] else '')
                     for w, rows in selection['candidates'].items() if w in selection['margins']],
                    headers=('weight of the first', *('as trained' if n == 'final' else n for n in names), 'margin',
-                            '')))
+                            ''), disable_numparse=True))
 
 
 def main() -> None:
