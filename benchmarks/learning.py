@@ -386,9 +386,9 @@ def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, 
         raise SystemExit(f'--average-select: {run_tag} was being selected on {selection["games"]} games of env seed '
                          f'{selection["seed"]}; give --validation-games {selection["games"]} to go on')
 
-    def play(path: str, **kwargs) -> Dict:
-        report = evaluate(path, episodes=args.validation_games, seed=validation_seed, **kwargs)
-        return dict(games=report['episode_count'], **{k: report[k] for k in CURVE_FIELDS})
+    def play(path: str, **kwargs) -> Dict:  # a final row's figures, without each game's outcome
+        row = final_row(evaluate(path, episodes=args.validation_games, seed=validation_seed, **kwargs))
+        return {k: v for k, v in row.items() if k != 'game_outcomes'}
 
     if selection['kickstart'] is None:
         kickstart = os.path.join(HERE, first['kickstart_checkpoint'])
@@ -396,21 +396,22 @@ def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, 
         selection['kickstart'] = play(kickstart, main_config=on_the_games_of(first, kickstart))
         save()
     folder = os.path.join(RUNS, run_tag)
-    for weight in args.average_select:
-        rows = selection['candidates'].setdefault(f'{weight:g}', {})
+    keys = [f'{w:g}' for w in args.average_select]  # the candidates' keys in run['selection']
+    for weight, key in zip(args.average_select, keys):
+        rows = selection['candidates'].setdefault(key, {})
         names = ['final'] + [vs_level(level) for level in args.vs_level]
         if all(name in rows for name in names):
             continue
-        path = os.path.join(folder, f'candidate_{weight:g}.pth.tar')
+        path = os.path.join(folder, f'candidate_{key}.pth.tar')
         average_checkpoints([os.path.join(HERE, source['published']) for _, source in sources], path,
                             [weight, 1.0 - weight])
         for name, level in zip(names, [None] + list(args.vs_level)):
             if name not in rows:
-                logging.info(f'run {run_tag}: candidate {weight:g} on the validation games'
+                logging.info(f'run {run_tag}: candidate {key} on the validation games'
                              + (f' against level-{level} bots' if level else ''))
                 rows[name] = play(path, overrides=[f'env.bot_level={level}'] if level else None)
                 save()
-    candidates = {f'{w:g}': selection['candidates'][f'{w:g}'] for w in args.average_select}
+    candidates = {key: selection['candidates'][key] for key in keys}
     margins = {w: selection_margin(rows, selection['kickstart'], args.select_win_rate, args.select_vs_win_rate)
                for w, rows in candidates.items()}
     chosen = max(margins, key=lambda w: (margins[w], candidates[w]['final']['score_ratio_mean']))
