@@ -335,16 +335,39 @@ def kept_kickstart_row(previous: Dict, args) -> Dict:
     return {key: previous[key] for key in ('kickstart', 'kickstart_published')}
 
 
+def recorded_run(run_tag: str) -> Optional[Dict]:
+    """The record of the run ``run_tag`` in its results file (learning_<run tag>.json, or learning_<tag>.json for
+    run K of several, named <tag>_sK), or None where no committed results file holds it."""
+    for tag in dict.fromkeys([run_tag, re.sub(r'_s\d+$', '', run_tag)]):
+        if os.path.isfile(results_path(tag)):
+            with open(results_path(tag)) as f:
+                run = json.load(f).get('runs', {}).get(run_tag)
+            if run is not None:
+                return run
+    return None
+
+
+def ancestors(run: Dict) -> List[str]:
+    """The published weights of the runs that ``run`` went on from (--from-runs), nearest first, followed through
+    the results files as far as they are recorded."""
+    chain = []
+    while 'from_run' in run and run['from_run']['published'] not in chain:
+        chain.append(run['from_run']['published'])
+        run = recorded_run(run['from_run']['tag']) or {}
+    return chain
+
+
 def averaged_run(run_tag: str, seed: int, sources: List[tuple], weights: Optional[List[float]], args) -> Dict:
     """A run made by no training (--average-runs): the weight average of the published weights of ``sources``
     ((run tag, run), one per tag, of this run seed), published as PUBLISHED/<run tag>.pth.tar with the first source's
-    config. The sources must have gone on from the same run; the average keeps the kickstart of that lineage (and the
-    first source's kickstart row, the same weights on the same games, when it kept each game's outcome)."""
-    parents = {run.get('from_run', {}).get('published') for _, run in sources}
-    if len(parents) != 1 or None in parents:
+    config. The sources must have gone on from a common run (siblings of one run, or a run and a descendant of one of
+    its siblings); the average keeps the first source's kickstart (and its kickstart row, the same weights on the same
+    games, when it kept each game's outcome)."""
+    common = set.intersection(*(set(ancestors(run)) for _, run in sources))
+    if not common:
         found = {tag: run.get('from_run', {}).get('tag') for tag, run in sources}
         raise SystemExit(f'--average-runs: the runs of seed {seed} did not go on from the same run (their --from-runs '
-                         f'sources: {found}); only siblings of one run are averaged')
+                         f'sources: {found}); only runs with a common ancestor are averaged')
     published = os.path.join(PUBLISHED, f'{run_tag}.pth.tar')
     used = average_checkpoints([os.path.join(HERE, run['published']) for _, run in sources], published, weights)
     first = sources[0][1]
@@ -688,7 +711,7 @@ def main() -> None:
                              'the weights it starts from')
     parser.add_argument('--average-runs', nargs='+', metavar='TAG', default=None,
                         help='no training: each run is the weight average of the published runs of learning_TAG.json '
-                             'with its run seed, for each TAG (2 or more, siblings that went on from the same run), '
+                             'with its run seed, for each TAG (2 or more, that went on from a common run), '
                              'with the first TAG\'s config and kickstart; then its final rows are played')
     parser.add_argument('--average-weights', nargs='+', type=float, metavar='W', default=None,
                         help='with --average-runs: the weight of each TAG (>= 0, summing to 1; default equal)')
@@ -784,7 +807,7 @@ def main() -> None:
     ks = range(args.seeds) if args.run is None else [args.run]
     seeds = [cfg.seed + k for k in ks]
     sources = source_runs(args.from_runs, seeds, final_seed, opponents) if args.from_runs else None
-    siblings = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
+    to_average = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
                 for i, t in enumerate(args.average_runs)] if args.average_runs else None
     own_runs = [f'{tag}_s{k}' if args.seeds > 1 else tag for k in ks]
 
@@ -794,16 +817,16 @@ def main() -> None:
     for k, run_tag in zip(ks, own_runs):
         seed = cfg.seed + k
         run = result['runs'].get(run_tag, {})
-        if siblings is not None:
+        if to_average is not None:
             if 'published' not in run:
                 weights = args.average_weights
                 if args.average_select:
                     run = result['runs'][run_tag] = run or dict(seed=seed)  # the selection so far, if resumed
-                    weights = select_average_weights(run_tag, run, [s[seed] for s in siblings], args,
+                    weights = select_average_weights(run_tag, run, [s[seed] for s in to_average], args,
                                                      cfg.seed + VALIDATION_SEED_OFFSET,
                                                      save=save)
                 selection = {'selection': run['selection']} if 'selection' in run else {}
-                run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, [s[seed] for s in siblings], weights,
+                run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, [s[seed] for s in to_average], weights,
                                                                 args), **selection}
         elif run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \

@@ -253,10 +253,10 @@ def test_the_reference_rows_of_a_self_play_run_play_its_final_games(learning):
         assert [g['game_seed'] for g in row['game_outcomes']] == seeds
 
 
-def test_average_runs_averages_the_siblings_of_each_run_and_keeps_its_kickstart(learning, tmp_path, monkeypatch,
-                                                                                capsys):
+def test_average_runs_averages_runs_of_one_lineage_and_keeps_its_kickstart(learning, tmp_path, monkeypatch,
+                                                                            capsys):
     """--average-runs A B: no training; each run is the mean of the weights of A's and B's runs of its run seed,
-    which went on from the same run, with A's config and A's kickstart row (the lineage's, not played again)."""
+    which went on from a common run, with A's config and A's kickstart row (the lineage's, not played again)."""
     first = learning()['runs']['kick']
     for tag in ('a', 'b'):
         learning('--tag', tag, '--from-runs', 'kick', '--set', 'pretrain.env_steps=0', '--only-train')
@@ -296,6 +296,15 @@ def test_average_runs_averages_the_siblings_of_each_run_and_keeps_its_kickstart(
     assert (run['kickstart'], run['kickstart_published']) == (first['kickstart'], first['kickstart_published'])
     assert run['final_against_kickstart']['games'] == 2 and 'vs level-2 bots' in run['final_vs']
     assert not (tmp_path / 'results' / 'learning_avg.png').exists()  # no curve: it was not trained
+
+    # a run and a phase after its sibling: both went on from kick, a and c's parent b directly
+    learning('--tag', 'c', '--from-runs', 'b', '--set', 'pretrain.env_steps=0', '--only-train')
+    with open(tmp_path / 'results' / 'learning_c.json') as f:
+        run = json.load(f)['runs']['c']
+    assert learning.module.ancestors(run) == [sources['b']['published'], first['published']]
+    learning('--tag', 'cousin', '--average-runs', 'a', 'c')
+    with open(tmp_path / 'results' / 'learning_cousin.json') as f:
+        assert json.load(f)['runs']['cousin']['averaged']['runs'] == ['a', 'c']
 
 
 def test_selection_margin_is_the_weakest_margin_to_the_bars(learning):
