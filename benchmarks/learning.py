@@ -340,8 +340,7 @@ def recorded_run(run_tag: str) -> Optional[Dict]:
     run K of several, named <tag>_sK), or None where no committed results file holds it."""
     for tag in dict.fromkeys([run_tag, re.sub(r'_s\d+$', '', run_tag)]):
         if os.path.isfile(results_path(tag)):
-            with open(results_path(tag)) as f:
-                run = json.load(f).get('runs', {}).get(run_tag)
+            run = load_results(tag, '--average-runs').get('runs', {}).get(run_tag)
             if run is not None:
                 return run
     return None
@@ -808,7 +807,7 @@ def main() -> None:
     seeds = [cfg.seed + k for k in ks]
     sources = source_runs(args.from_runs, seeds, final_seed, opponents) if args.from_runs else None
     to_average = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
-                for i, t in enumerate(args.average_runs)] if args.average_runs else None
+                  for i, t in enumerate(args.average_runs)] if args.average_runs else None
     own_runs = [f'{tag}_s{k}' if args.seeds > 1 else tag for k in ks]
 
     def save() -> None:
@@ -819,15 +818,14 @@ def main() -> None:
         run = result['runs'].get(run_tag, {})
         if to_average is not None:
             if 'published' not in run:
+                averaged = [s[seed] for s in to_average]  # (run tag, run) of each TAG, of this run seed
                 weights = args.average_weights
                 if args.average_select:
                     run = result['runs'][run_tag] = run or dict(seed=seed)  # the selection so far, if resumed
-                    weights = select_average_weights(run_tag, run, [s[seed] for s in to_average], args,
-                                                     cfg.seed + VALIDATION_SEED_OFFSET,
+                    weights = select_average_weights(run_tag, run, averaged, args, cfg.seed + VALIDATION_SEED_OFFSET,
                                                      save=save)
                 selection = {'selection': run['selection']} if 'selection' in run else {}
-                run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, [s[seed] for s in to_average], weights,
-                                                                args), **selection}
+                run = result['runs'][run_tag] = {**averaged_run(run_tag, seed, averaged, weights, args), **selection}
         elif run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
             run_config, kickstart, origin = (main_config, None, {}) if sources is None else \
                 going_on_from(main_config, *sources[seed], distil_kickstart=args.distil_kickstart)
