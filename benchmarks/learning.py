@@ -262,6 +262,17 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     return run, resume is not None
 
 
+def run_name(tag: str, k: int, several: bool) -> str:
+    """The name of run K of ``tag``: <tag>_s<K> where the config runs with several run seeds, else <tag>."""
+    return f'{tag}_s{k}' if several else tag
+
+
+def results_tags(name: str) -> List[str]:
+    """The tags whose results file may hold the run ``name`` (the inverse of run_name): the name itself, and
+    <tag> for a name <tag>_s<K>."""
+    return list(dict.fromkeys([name, re.sub(r'_s\d+$', '', name)]))
+
+
 def results_path(tag: str) -> str:
     """Where the results of ``tag`` are written: RESULTS/learning_<tag>.json."""
     return os.path.join(RESULTS, f'learning_{tag}.json')
@@ -338,7 +349,7 @@ def kept_kickstart_row(previous: Dict, args) -> Dict:
 def recorded_run(run_tag: str) -> Optional[Dict]:
     """The record of the run ``run_tag`` in its results file (learning_<run tag>.json, or learning_<tag>.json for
     run K of several, named <tag>_sK), or None where no committed results file holds it."""
-    for tag in dict.fromkeys([run_tag, re.sub(r'_s\d+$', '', run_tag)]):
+    for tag in results_tags(run_tag):
         if os.path.isfile(results_path(tag)):
             run = load_results(tag, '--average-runs').get('runs', {}).get(run_tag)
             if run is not None:
@@ -808,7 +819,7 @@ def main() -> None:
     sources = source_runs(args.from_runs, seeds, final_seed, opponents) if args.from_runs else None
     to_average = [source_runs(t, seeds, final_seed, opponents if i == 0 else None, option='--average-runs')
                   for i, t in enumerate(args.average_runs)] if args.average_runs else None
-    own_runs = [f'{tag}_s{k}' if args.seeds > 1 else tag for k in ks]
+    own_runs = [run_name(tag, k, args.seeds > 1) for k in ks]
 
     def save() -> None:
         save_results(json_path, result, own_runs if args.resume else None)

@@ -138,6 +138,15 @@ def test_a_finished_run_extended_keeps_its_kickstart_row(learning, tmp_path, mon
     assert (extended['kickstart'], extended['kickstart_published']) == (run['kickstart'], run['kickstart_published'])
 
 
+def test_a_run_name_leads_back_to_its_results_file(learning):
+    m = learning.module
+    assert m.run_name('st_t2p2_x', 2, several=True) == 'st_t2p2_x_s2'
+    assert m.run_name('st_t2p2_x', 0, several=False) == 'st_t2p2_x'
+    assert m.results_tags(m.run_name('st_t2p2_x', 12, several=True)) == ['st_t2p2_x_s12', 'st_t2p2_x']
+    assert m.results_tags('st_t2p2_x') == ['st_t2p2_x']
+    assert m.results_tags('st_t2p2_s1_kickstart') == ['st_t2p2_s1_kickstart']  # _sK only at the end
+
+
 def test_paired_comparison_against_hand_computed_figures(learning):
     def row(*games):  # (game seed, win, score ratio) -> a final row's per-game outcomes
         return dict(game_outcomes=[dict(game_seed=seed, win=win, score_ratio=ratio) for seed, win, ratio in games])
