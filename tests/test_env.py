@@ -251,6 +251,25 @@ def test_team_spirit_mixes_each_players_own_log_score_with_the_teams(kind):
     env.close()
 
 
+def test_eaten_penalty_charges_each_ball_other_teams_eat():
+    """eaten_penalty=0.5: every player's rewards add up to the same game's log_score rewards less 0.5 per ball of
+    our team that the other team ate (GoBigger's eaten count less the balls our teammates ate); 0 changes nothing."""
+    returns, infos = {}, {}
+    for penalty in (0.0, 0.5):
+        env = make_env(frame_limit=600, reward='log_score', team_spirit=0.5, eaten_penalty=penalty, bot_level=2)
+        _, rewards, ts = play_game(env, seed=1, action_seed=2)
+        returns[penalty], infos[penalty] = np.sum(rewards, axis=0, dtype=np.float64), ts.info  # (A,)
+        assert ts.info['eval_episode_return'] == pytest.approx(returns[penalty].mean(), rel=1e-4)
+        env.close()
+    info = infos[0.5]
+    assert info['final_score'] == infos[0.0]['final_score']  # the reward does not change the game
+    eaten_by_others = info['eaten'] - info['ate_teammates']
+    assert eaten_by_others > 0
+    np.testing.assert_allclose(returns[0.5], returns[0.0] - 0.5 * eaten_by_others, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match=r'eaten_penalty must be a number >= 0; got -1'):
+        make_env(eaten_penalty=-1)
+
+
 def test_single_team_preset_has_no_opponent():
     obs, last = play(make_env('st_t1p2', frame_limit=20), seed=0)
     assert obs[0]['scalar'].shape == (2, 16)

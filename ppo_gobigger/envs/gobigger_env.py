@@ -3,9 +3,9 @@
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
 Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
-score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
-Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard) whatever the reward, and what
-the team ate in the game (EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how often it was eaten).
+score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit,
+less cfg.eaten_penalty for each of the team's balls another team eats. Evaluation reports the true outcome (win,
+rank, score_ratio from the final leaderboard) whatever the reward, and what the team ate in the game (EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how often it was eaten).
 
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
 caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
@@ -68,6 +68,8 @@ class GoBiggerPPOEnv(BaseEnv):
         reward_scale=1000.0,  # the score and margin rewards are divided by this
         # share of the team's reward in each player's reward; the rest is the player's own (score, log_score, log_ratio)
         team_spirit=1.0,
+        # reward cost of each of our team's balls eaten by another team, paid by every player (see rewards.py)
+        eaten_penalty=0.0,
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -101,7 +103,7 @@ class GoBiggerPPOEnv(BaseEnv):
         for key in ('step_mul', 'action_repeat'):
             if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
                 raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
-        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit)
+        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit, cfg.eaten_penalty)
         self._cfg = cfg
         self._player_num = A
         # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
@@ -140,7 +142,9 @@ class GoBiggerPPOEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_returns = np.zeros(len(self._row_teams))  # per row: the mean of its players' returns
-        self._rewards = [TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit) for t in self._row_teams]
+        self._rewards = [
+            TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit, cfg.eaten_penalty) for t in self._row_teams
+        ]
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -201,7 +205,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._player_states = player_states
         self._episode_returns[:] = 0.0
         for reward, ids in zip(self._rewards, self._row_ids):
-            reward.reset(global_state['leaderboard'], _scores(player_states, ids))
+            reward.reset(global_state['leaderboard'], _scores(player_states, ids), self._eaten_by_others(ids))
         return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
@@ -241,7 +245,8 @@ class GoBiggerPPOEnv(BaseEnv):
 
         leaderboard = global_state['leaderboard']
         rewards = np.stack([
-            reward.step(leaderboard, _scores(player_states, ids)) for reward, ids in zip(self._rewards, self._row_ids)
+            reward.step(leaderboard, _scores(player_states, ids), self._eaten_by_others(ids))
+            for reward, ids in zip(self._rewards, self._row_ids)
         ])  # (G, A)
         self._episode_returns += rewards.mean(axis=1)
         reward = rewards if self._policy_opponents else rewards[0]
@@ -343,6 +348,14 @@ class GoBiggerPPOEnv(BaseEnv):
         finally:
             self._global_random_state = random.getstate()
             random.setstate(outside)
+
+    def _eaten_by_others(self, player_ids: Sequence[int]) -> int:
+        """How many balls of the team of ``player_ids`` other teams have eaten in this game so far (0 unless the
+        reward prices them: env.eaten_penalty > 0)."""
+        if not self._cfg.eaten_penalty:
+            return 0
+        counts = team_eats(self._game.server.eats, player_ids)
+        return counts['eaten'] - counts['ate_teammates']  # GoBigger counts a ball a teammate ate as eaten too
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus our team's final standings and what it ate (EAT_COUNTS; both also under
