@@ -5,7 +5,8 @@ Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION
 Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
 score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit,
 less cfg.eaten_penalty for each of the team's balls another team eats. Evaluation reports the true outcome (win,
-rank, score_ratio from the final leaderboard) whatever the reward, and what the team ate in the game (EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how often it was eaten).
+rank, score_ratio from the final leaderboard) whatever the reward, and what the team ate in the game (EAT_COUNTS:
+food, thorns, other teams' and teammates' balls, and how often it was eaten).
 
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
 caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
