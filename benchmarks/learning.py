@@ -42,6 +42,13 @@ trained run does. `--average-select W ...` (two TAGs) chooses each run's weight 
 runs nor the final games use): each candidate average plays them against the config's opponents and each --vs-level,
 the lineage's kickstart against the config's opponents, and the run keeps the candidate whose worst margin to the
 bars is largest (selection_margin); the final games play only the one kept.
+
+`--select-checkpoint` is early stopping on those validation games for a trained run: while it trains, its run state
+keeps the weights of each checkpoint written at an evaluation after its first PPO update (RUN_STATE/<run tag>/
+candidates/iteration_N.pth.tar, committed with it); once trained, each plays the validation games as an
+--average-select candidate does, and the one with the largest selection_margin is the run's published weights, the
+ones its final games and a next phase (--from-runs) play (with policy.load_learn_state, which goes on from the last
+iteration's full state, only where the last one was kept).
 """
 import argparse
 import datetime
@@ -85,7 +92,8 @@ RUN_STATE = os.path.join(RESULTS, 'runs')  # committed: each run's latest checkp
 PUBLISHED = os.path.join(RESULTS, 'checkpoints')  # committed: each run's final weights and config
 RUNS = os.path.join(HERE, 'runs')  # experiment folders (every checkpoint, TensorBoard); not committed
 FINAL_SEED_OFFSET = 1000  # final games: env seed = the config's seed + this, see the module docstring
-VALIDATION_SEED_OFFSET = 2000  # --average-select's games: env seed = the config's seed + this
+VALIDATION_SEED_OFFSET = 2000  # --average-select's and --select-checkpoint's games: env seed = the config's seed + this
+CANDIDATES = 'candidates'  # a --select-checkpoint run's folder in RUN_STATE/<run tag>/: each evaluation's weights
 SYNC_EVERY_S = 60.0  # how often a training run's latest checkpoint and logs are copied to RUN_STATE
 LOGS = ('learner.jsonl', 'evaluator.jsonl')
 LEAGUE = 'league'  # a league run's pool folder (snapshots and pool.json): resuming needs its snapshots
@@ -151,11 +159,16 @@ def paired_comparison(row: Dict, baseline: Dict) -> Optional[Dict]:
                 score_ratio_difference_mean=float(diff.mean()), score_ratio_difference_90=[float(low), float(high)])
 
 
+def iteration_checkpoints(folder: str) -> List[Tuple[int, str]]:
+    """(N, path) of each iteration_N.pth.tar in ``folder``, fewest gradient updates first."""
+    return sorted((int(m.group(1)), p) for p in glob.glob(os.path.join(folder, 'iteration_*.pth.tar'))
+                  if (m := re.search(r'iteration_(\d+)\.pth\.tar$', p)))
+
+
 def latest_checkpoint(exp_dir: str) -> Optional[str]:
     """The checkpoint with the most gradient updates in exp_dir/ckpt (iteration_N.pth.tar), or None."""
-    found = [(int(m.group(1)), p) for p in glob.glob(os.path.join(exp_dir, 'ckpt', 'iteration_*.pth.tar'))
-             if (m := re.search(r'iteration_(\d+)\.pth\.tar$', p))]
-    return max(found)[1] if found else None
+    found = iteration_checkpoints(os.path.join(exp_dir, 'ckpt'))
+    return found[-1][1] if found else None
 
 
 def copy_atomically(src: str, dst: str) -> None:
@@ -175,13 +188,16 @@ def copy_new_files(src: str, dst: str) -> None:
 
 
 class RunState:
-    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar), the logs and a
-    kickstarted run's kickstart (kickstart.pth.tar: the weights before PPO, played as a row of their own)."""
+    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar), the logs, a
+    kickstarted run's kickstart (kickstart.pth.tar: the weights before PPO, played as a row of their own) and, with
+    ``keep_candidates`` (--select-checkpoint), the weights of every checkpoint written at an evaluation after the
+    first PPO update (candidates/iteration_N.pth.tar: what the selection chooses from, kept across resumes)."""
 
-    def __init__(self, run_tag: str, exp_dir: str) -> None:
+    def __init__(self, run_tag: str, exp_dir: str, keep_candidates: bool = False) -> None:
         self.folder = os.path.join(RUN_STATE, run_tag)
         self.checkpoint = os.path.join(self.folder, 'latest.pth.tar')
         self.kickstart = os.path.join(self.folder, KICKSTART_CHECKPOINT)
+        self.candidates = os.path.join(self.folder, CANDIDATES) if keep_candidates else None
         self.exp_dir = exp_dir
         self._copied: Optional[str] = None
         self._stop = threading.Event()
@@ -209,6 +225,8 @@ class RunState:
         latest = latest_checkpoint(self.exp_dir)
         if latest is None or latest == self._copied:
             return
+        if self.candidates is not None:
+            self.keep_evaluated()
         os.makedirs(self.folder, exist_ok=True)
         for name in LOGS:  # a log not written yet (no PPO iteration before the first checkpoint) is not copied
             if os.path.exists(os.path.join(self.exp_dir, name)):
@@ -216,6 +234,18 @@ class RunState:
         copy_new_files(os.path.join(self.exp_dir, LEAGUE), os.path.join(self.folder, LEAGUE))
         copy_atomically(latest, self.checkpoint)  # last: a checkpoint never runs ahead of its logs
         self._copied = latest
+
+    def keep_evaluated(self) -> None:
+        """The weights of each checkpoint of the experiment folder written at an evaluation (its last_eval is its env
+        step; not one written on a signal) after the first PPO update, into candidates/ once."""
+        for n, path in iteration_checkpoints(os.path.join(self.exp_dir, 'ckpt')):
+            kept = os.path.join(self.candidates, os.path.basename(path))
+            if n == 0 or os.path.exists(kept):
+                continue
+            payload = load_checkpoint(path)
+            if payload.get('last_eval') == payload['envstep']:
+                os.makedirs(self.candidates, exist_ok=True)
+                export_weights(path, kept)
 
     def __enter__(self) -> 'RunState':
         def loop() -> None:
@@ -240,7 +270,7 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     """Train (or go on training) one run; returns its curve, its last checkpoint and its training wall time.
     ``kickstart``: the run's kickstart when it does not make one itself (a run that goes on from another's)."""
     exp_dir = os.path.join(RUNS, run_tag)
-    state = RunState(run_tag, exp_dir)
+    state = RunState(run_tag, exp_dir, keep_candidates=args.select_checkpoint)
     resume = state.restore() if args.resume else None
     if resume is None:
         shutil.rmtree(exp_dir, ignore_errors=True)  # a fresh run: its logs are the curve
@@ -255,7 +285,8 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, a
     with state:
         train(apply_overrides(main_config, overrides), create_config, seed=seed, max_env_step=args.env_steps,
               resume=resume, progress=False)
-    run = dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir),
+    # a run resumed at its last env step writes no checkpoint: its latest is the one it resumed from
+    run = dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir) or resume,
                session_wall_time_s=time.time() - start)
     if os.path.isfile(state.kickstart):
         run['kickstart_checkpoint'] = os.path.relpath(state.kickstart, HERE)
@@ -321,6 +352,11 @@ def going_on_from(main_config: Dict, source_tag: str, source: Dict, distil_kicks
     checkpoint (or None) and what the run records of where it began."""
     weights = os.path.join(HERE, source['published'])
     if main_config['policy'].get('load_learn_state'):
+        kept = source.get('selection', {}).get('chosen') if 'averaged' not in source else None
+        if kept is not None and kept != source['env_steps']:
+            raise SystemExit(f'--from-runs with policy.load_learn_state goes on from the last iteration\'s state; '
+                             f'{source_tag} published its checkpoint at {kept:,} env steps (--select-checkpoint), '
+                             f'not its last: go on from its published weights (no policy.load_learn_state)')
         weights = os.path.join(RUN_STATE, source_tag, 'latest.pth.tar')
         if not os.path.isfile(weights) or load_checkpoint(weights)['envstep'] != source['env_steps']:
             raise SystemExit(f'--from-runs with policy.load_learn_state: {os.path.relpath(weights)} is not the '
@@ -403,55 +439,91 @@ def selection_margin(rows: Dict[str, Dict], kickstart: Dict, win_bar: float, vs_
     return min(margins)
 
 
-def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, validation_seed: int,
-                           save: Callable[[], None]) -> List[float]:
-    """--average-select: each candidate weight of the first of the two ``sources`` (the second gets the rest) is
-    averaged into RUNS/<run tag>/ and played on the validation games, the lineage's kickstart too; run['selection']
-    gets each row as it is played (``save`` after each: --resume plays only the rest) and the margins. Returns the
-    weights of the candidate with the largest selection_margin (ties: the higher score ratio, then the first given)."""
-    first = sources[0][1]
-    if 'kickstart_checkpoint' not in first:
-        raise SystemExit(f'--average-select compares each candidate\'s score ratio with the kickstart\'s: '
-                         f'{sources[0][0]} has none')
-    selection = run.setdefault('selection', dict(seed=validation_seed, games=args.validation_games, kickstart=None,
-                                                 candidates={}))
-    if (selection['seed'], selection['games']) != (validation_seed, args.validation_games):
-        raise SystemExit(f'--average-select: {run_tag} was being selected on {selection["games"]} games of env seed '
-                         f'{selection["seed"]}; give --validation-games {selection["games"]} to go on')
-
+def select_on_validation(run_tag: str, selection: Dict, candidates: Dict[str, str], kickstart: str, env_of: str,
+                         args, save: Callable[[], None]) -> str:
+    """Play each of ``candidates`` (key -> weights) on the validation games (``selection``'s seed and count) against
+    the config's opponents and each --vs-level, and ``kickstart`` (on the games of ``env_of``'s config) against the
+    config's opponents; ``selection`` gets each row as it is played (``save`` after each: --resume plays only the
+    rest) and the margins. Returns the key of the candidate with the largest selection_margin (ties: the higher
+    score ratio, then the first)."""
     def play(path: str, **kwargs) -> Dict:  # a final row's figures, without each game's outcome
-        row = final_row(evaluate(path, episodes=args.validation_games, seed=validation_seed, **kwargs))
+        row = final_row(evaluate(path, episodes=selection['games'], seed=selection['seed'], **kwargs))
         return {k: v for k, v in row.items() if k != 'game_outcomes'}
 
-    if selection['kickstart'] is None:
-        kickstart = os.path.join(HERE, first['kickstart_checkpoint'])
-        logging.info(f'run {run_tag}: its kickstart on the {args.validation_games} validation games')
-        selection['kickstart'] = play(kickstart, main_config=on_the_games_of(first, kickstart))
+    if selection.get('kickstart') is None:
+        logging.info(f'run {run_tag}: its kickstart on the {selection["games"]} validation games')
+        selection['kickstart'] = play(kickstart, main_config=on_the_games_of(env_of, kickstart))
         save()
-    folder = os.path.join(RUNS, run_tag)
-    keys = [f'{w:g}' for w in args.average_select]  # the candidates' keys in run['selection']
-    for weight, key in zip(args.average_select, keys):
+    names = ['final'] + [vs_level(level) for level in args.vs_level]
+    for key, path in candidates.items():
         rows = selection['candidates'].setdefault(key, {})
-        names = ['final'] + [vs_level(level) for level in args.vs_level]
-        if all(name in rows for name in names):
-            continue
-        path = os.path.join(folder, f'candidate_{key}.pth.tar')
-        average_checkpoints([os.path.join(HERE, source['published']) for _, source in sources], path,
-                            [weight, 1.0 - weight])
         for name, level in zip(names, [None] + list(args.vs_level)):
             if name not in rows:
                 logging.info(f'run {run_tag}: candidate {key} on the validation games'
                              + (f' against level-{level} bots' if level else ''))
                 rows[name] = play(path, overrides=[f'env.bot_level={level}'] if level else None)
                 save()
-    candidates = {key: selection['candidates'][key] for key in keys}
-    margins = {w: selection_margin(rows, selection['kickstart'], args.select_win_rate, args.select_vs_win_rate)
-               for w, rows in candidates.items()}
-    chosen = max(margins, key=lambda w: (margins[w], candidates[w]['final']['score_ratio_mean']))
-    selection.update(margins=margins, chosen=float(chosen))
+    played = {key: selection['candidates'][key] for key in candidates}
+    margins = {key: selection_margin(rows, selection['kickstart'], args.select_win_rate, args.select_vs_win_rate)
+               for key, rows in played.items()}
+    chosen = max(margins, key=lambda key: (margins[key], played[key]['final']['score_ratio_mean']))
+    selection['margins'] = margins
     logging.info(f'run {run_tag}: candidate {chosen} kept; margins ' +
-                 ', '.join(f'{w}: {m:+.3f}' for w, m in margins.items()))
+                 ', '.join(f'{key}: {m:+.3f}' for key, m in margins.items()))
+    return chosen
+
+
+def new_selection(run: Dict, validation_seed: int, args) -> Dict:
+    """run['selection'] (the rows played so far, when resumed), checked to be on the same validation games."""
+    selection = run.setdefault('selection', dict(seed=validation_seed, games=args.validation_games, kickstart=None,
+                                                 candidates={}))
+    if (selection['seed'], selection['games']) != (validation_seed, args.validation_games):
+        raise SystemExit(f'the selection of {run["seed"]} was being made on {selection["games"]} games of env seed '
+                         f'{selection["seed"]}; give --validation-games {selection["games"]} to go on')
+    return selection
+
+
+def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, validation_seed: int,
+                           save: Callable[[], None]) -> List[float]:
+    """--average-select: each candidate weight of the first of the two ``sources`` (the second gets the rest) is
+    averaged into RUNS/<run tag>/ and played with select_on_validation, the lineage's kickstart too (run['selection']).
+    Returns the weights of the candidate kept."""
+    first = sources[0][1]
+    if 'kickstart_checkpoint' not in first:
+        raise SystemExit(f'--average-select compares each candidate\'s score ratio with the kickstart\'s: '
+                         f'{sources[0][0]} has none')
+    selection = new_selection(run, validation_seed, args)
+    folder = os.path.join(RUNS, run_tag)
+    candidates = {}  # key in run['selection'] -> the average's file
+    for weight in args.average_select:
+        key = f'{weight:g}'
+        candidates[key] = os.path.join(folder, f'candidate_{key}.pth.tar')
+        average_checkpoints([os.path.join(HERE, source['published']) for _, source in sources], candidates[key],
+                            [weight, 1.0 - weight])
+    chosen = select_on_validation(run_tag, selection, candidates, os.path.join(HERE, first['kickstart_checkpoint']),
+                                  os.path.join(HERE, first['published']), args, save)
+    selection['chosen'] = float(chosen)
     return [float(chosen), 1.0 - float(chosen)]
+
+
+def select_checkpoint(run_tag: str, run: Dict, args, validation_seed: int, save: Callable[[], None]) -> None:
+    """--select-checkpoint: early stopping on validation games. The weights the trained run kept at each evaluation
+    (RUN_STATE/<run tag>/candidates/) are played with select_on_validation, keyed by env step, with the run's
+    kickstart; run['checkpoint'] becomes the one kept (what publish() publishes) and run['selection']['chosen'] its
+    env step."""
+    if 'kickstart_checkpoint' not in run:
+        raise SystemExit(f'--select-checkpoint compares each candidate\'s score ratio with the kickstart\'s: '
+                         f'{run_tag} made none and went on from none')
+    kept = iteration_checkpoints(os.path.join(RUN_STATE, run_tag, CANDIDATES))
+    if not kept:
+        raise SystemExit(f'--select-checkpoint: {run_tag} kept no checkpoint at an evaluation after its first PPO '
+                         f'update in {os.path.relpath(os.path.join(RUN_STATE, run_tag, CANDIDATES))}/')
+    candidates = {str(load_checkpoint(path)['envstep']): path for _, path in kept}
+    selection = new_selection(run, validation_seed, args)
+    chosen = select_on_validation(run_tag, selection, candidates, os.path.join(HERE, run['kickstart_checkpoint']),
+                                  next(iter(candidates.values())), args, save)
+    selection['chosen'] = int(chosen)
+    run['checkpoint'] = candidates[chosen]
 
 
 def opponents_of(cfg: Dict) -> str:
@@ -481,11 +553,12 @@ def publish(run_tag: str, run: Dict) -> None:
         run['checkpoint'] = os.path.relpath(run['checkpoint'], HERE)
 
 
-def on_the_games_of(run: Dict, ckpt: str) -> Dict:
+def on_the_games_of(env_of: str, ckpt: str) -> Dict:
     """The config of ``ckpt`` (e.g. a kickstart made by the run a --from-runs phase goes on from) with the env of
-    ``run``'s published config: its weights play the run's games (preset, opponents, bot level), not its maker's."""
+    checkpoint ``env_of``'s config (a run's published weights): its weights play that run's games (preset, opponents,
+    bot level), not its maker's."""
     config = load_checkpoint(ckpt)['config']
-    config['env'] = load_checkpoint(os.path.join(HERE, run['published']))['config']['env']
+    config['env'] = load_checkpoint(env_of)['config']['env']
     return config
 
 
@@ -504,8 +577,9 @@ def play_final_games(run_tag: str, run: Dict, args, final_seed: int, save: Calla
         export_weights(os.path.join(HERE, run['kickstart_checkpoint']), published)
         run['kickstart_published'] = os.path.relpath(published, HERE)
         logging.info(f'run {run_tag}: its kickstart alone on the final games')
-        run['kickstart'] = final_row(evaluate(published, main_config=on_the_games_of(run, published),
-                                              episodes=args.final_games, seed=final_seed))
+        games = on_the_games_of(os.path.join(HERE, run['published']), published)
+        run['kickstart'] = final_row(evaluate(published, main_config=games, episodes=args.final_games,
+                                              seed=final_seed))
         log_row(f'run {run_tag}: its kickstart alone', run['kickstart'])
         save()
     for level in args.vs_level:
@@ -668,7 +742,7 @@ def print_tables(result: Dict) -> None:
         if run.get('final_against_kickstart') is not None:
             print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))
     for run_tag, run in ((t, r) for t, r in result['runs'].items() if 'margins' in r.get('selection', {})):
-        print_selection(run_tag, run['selection'])
+        print_selection(run_tag, run['selection'], averaged='averaged' in run)
     finished = sum('final' in run for run in result['runs'].values())
     for key, m in ((k, v) for k, v in result.items() if k.startswith('summary')):
         print(f'{key} over {finished} runs: win rate mean {m["mean_win_rate"]:.2f} (min {m["min_win_rate"]:.2f}), '
@@ -676,15 +750,18 @@ def print_tables(result: Dict) -> None:
               f'{m["mean_rank_mean"]:.2f}')
 
 
-def print_selection(run_tag: str, selection: Dict) -> None:
-    """--average-select's validation rows of one run: each candidate's, its margin, the one kept."""
-    print(f'\n{run_tag}: --average-select on {selection["games"]} validation games (env seed {selection["seed"]}); '
+def print_selection(run_tag: str, selection: Dict, averaged: bool) -> None:
+    """The validation rows of one run's --average-select (``averaged``) or --select-checkpoint: each candidate's, its
+    margin, the one kept."""
+    option, candidate = ('--average-select', 'weight of the first') if averaged else ('--select-checkpoint',
+                                                                                      'env steps')
+    print(f'\n{run_tag}: {option} on {selection["games"]} validation games (env seed {selection["seed"]}); '
           f'its kickstart {selection["kickstart"]["win_rate"]:.2f} / {selection["kickstart"]["score_ratio_mean"]:.3f}')
     names = list(next(iter(selection['candidates'].values())))
     print(tabulate([(w, *(f'{rows[n]["win_rate"]:.2f} / {rows[n]["score_ratio_mean"]:.3f}' for n in names),
                      f'{selection["margins"][w]:+.3f}', 'kept' if float(w) == selection['chosen'] else '')
                     for w, rows in selection['candidates'].items() if w in selection['margins']],
-                   headers=('weight of the first', *('as trained' if n == 'final' else n for n in names), 'margin',
+                   headers=(candidate, *('as trained' if n == 'final' else n for n in names), 'margin',
                             ''), disable_numparse=True))
 
 
@@ -728,7 +805,12 @@ def main() -> None:
     parser.add_argument('--average-select', nargs='+', type=float, metavar='W', default=None,
                         help='with --average-runs TAG_A TAG_B: candidate weights of TAG_A, each run keeping the one '
                              'that clears the bars best on the validation games (see the module docstring)')
-    parser.add_argument('--validation-games', type=int, default=50, help='games per --average-select row')
+    parser.add_argument('--select-checkpoint', action='store_true',
+                        help='early stopping: each trained run keeps the weights of each evaluation and publishes '
+                             'the one that clears the bars best on the validation games, like --average-select (see '
+                             'the module docstring)')
+    parser.add_argument('--validation-games', type=int, default=50,
+                        help='games per --average-select or --select-checkpoint row')
     parser.add_argument('--select-win-rate', type=float, default=0.95,
                         help="--average-select's bar on the win rate against the config's opponents")
     parser.add_argument('--select-vs-win-rate', type=float, default=0.8,
@@ -766,7 +848,8 @@ def main() -> None:
     if args.average_runs is not None:
         clash = [name for name, on in (('--from-runs', args.from_runs), ('--checkpoint', args.checkpoint),
                                        ('--distil-kickstart', args.distil_kickstart),
-                                       ('--only-train', args.only_train)) if on]
+                                       ('--only-train', args.only_train),
+                                       ('--select-checkpoint', args.select_checkpoint)) if on]
         if clash:
             parser.error(f'--average-runs trains nothing: it cannot be given with {", ".join(clash)}')
         try:
@@ -784,13 +867,14 @@ def main() -> None:
                              'TAGs and no --average-weights')
             if any(not 0.0 <= w <= 1.0 for w in args.average_select):
                 parser.error(f'--average-select weights must be in [0, 1], got {args.average_select}')
-            if args.validation_games < 1:
-                parser.error(f'--validation-games must be >= 1, got {args.validation_games}')
     elif args.average_weights is not None or args.average_select is not None:
         parser.error('--average-weights and --average-select weigh the runs of --average-runs: give --average-runs '
                      'too')
     elif args.env_steps is None or args.eval_every is None:
         parser.error('--env-steps and --eval-every are required to train')
+    selecting = args.average_select is not None or args.select_checkpoint
+    if selecting and args.validation_games < 1:
+        parser.error(f'--validation-games must be >= 1, got {args.validation_games}')
     if args.seeds < 1:
         parser.error(f'--seeds must be >= 1, got {args.seeds}')
     if args.run is not None and not 0 <= args.run < args.seeds:
@@ -804,8 +888,9 @@ def main() -> None:
                     final_seed=final_seed, greedy=not cfg.policy.eval.sample, seed=cfg.seed, seeds=args.seeds,
                     from_runs=args.from_runs, distil_kickstart=args.distil_kickstart, average_runs=args.average_runs,
                     average_weights=args.average_weights, average_select=args.average_select,
-                    validation_seed=cfg.seed + VALIDATION_SEED_OFFSET if args.average_select else None,
-                    select_bars=[args.select_win_rate, args.select_vs_win_rate] if args.average_select else None)
+                    select_checkpoint=args.select_checkpoint,
+                    validation_seed=cfg.seed + VALIDATION_SEED_OFFSET if selecting else None,
+                    select_bars=[args.select_win_rate, args.select_vs_win_rate] if selecting else None)
     result = dict(date=now(), settings=settings, runs={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
     if args.resume and os.path.isfile(json_path):  # finished runs and references stay as they were
@@ -844,8 +929,12 @@ def main() -> None:
             kept = kept_kickstart_row(run, args) if resumed else {}
             if sources is not None and not kept and 'game_outcomes' in sources[seed][1].get('kickstart', {}):
                 kept = kept_kickstart_row(sources[seed][1], args)  # with each game's outcome, for the paired figures
-            run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept)
+            # a selection stopped half way keeps the rows it played (the candidates it played are kept files)
+            selected = {'selection': run['selection']} if args.select_checkpoint and 'selection' in run else {}
+            run = dict(seed=seed, env_steps=args.env_steps, **origin, **trained, **kept, **selected)
             result['runs'][run_tag] = run
+            if args.select_checkpoint:
+                select_checkpoint(run_tag, run, args, cfg.seed + VALIDATION_SEED_OFFSET, save=save)
         publish(run_tag, run)
         save()
         if args.only_train:

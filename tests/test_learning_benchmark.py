@@ -379,6 +379,60 @@ def test_average_select_keeps_the_candidate_that_clears_the_bars_best(learning, 
     assert '--average-select on 1 validation games (env seed 2000)' in capsys.readouterr().out
 
 
+def test_select_checkpoint_publishes_the_evaluation_that_clears_the_bars_best(learning, tmp_path, monkeypatch,
+                                                                               capsys):
+    """--select-checkpoint: the run state keeps the weights of each evaluation after the first PPO update; each plays
+    the validation games (their own env seed) with the kickstart, the one with the largest selection_margin is
+    published and plays the final games; stopped half way, --resume plays only the rows it lacks."""
+    with pytest.raises(SystemExit):
+        learning('--select-checkpoint', '--validation-games', '0')
+    assert '--validation-games must be >= 1, got 0' in capsys.readouterr().err
+
+    played, calls = [], []
+    evaluate = learning.module.evaluate
+
+    def stop_at_the_third(path, **kwargs):
+        calls.append(kwargs.get('seed'))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        played.append(path)
+        return evaluate(path, **kwargs)
+
+    monkeypatch.setattr(learning.module, 'evaluate', stop_at_the_third)
+    select = ('--select-checkpoint', '--validation-games', '1', '--vs-level', '2', '--env-steps', '632')
+    with pytest.raises(KeyboardInterrupt):
+        learning(*select)
+    assert len(played) == 2  # the kickstart and the first candidate's row against the config's opponents
+    result = learning(*select, '--resume')
+    run, folder = result['runs']['kick'], tmp_path / 'results' / 'runs' / 'kick' / 'candidates'
+    kept = {str(load_checkpoint(folder / name)['envstep']): folder / name for name in sorted(os.listdir(folder))}
+    assert list(kept) == ['376', '632']  # the evaluations after PPO began: not the kickstart's, at 120 env steps
+    assert [p['env_steps'] for p in run['curve']] == [120, 376, 632]
+    selection = run['selection']
+    assert calls[:3] + calls[3:6] == [2000] * 6 and calls[6:] == [1000] * 3  # validation, then final
+    assert result['settings']['validation_seed'] == 2000 and selection['seed'] == 2000
+    assert list(selection['candidates']) == ['376', '632'] and selection['kickstart']['games'] == 1
+    margins = {key: learning.module.selection_margin(rows, selection['kickstart'], 0.95, 0.8)
+               for key, rows in selection['candidates'].items()}
+    assert selection['margins'] == pytest.approx(margins)
+    chosen = max(margins, key=lambda key: (margins[key], selection['candidates'][key]['final']['score_ratio_mean']))
+    assert selection['chosen'] == int(chosen)
+    published = load_checkpoint(tmp_path / run['published'])
+    assert published['envstep'] == int(chosen)
+    assert all(torch.equal(w, load_checkpoint(kept[chosen])['model'][k]) for k, w in published['model'].items())
+    assert played[-3] == played[-1] == str(tmp_path / run['published'])  # the kept one plays the final games
+    assert {'final', 'kickstart'} <= set(run) and 'vs level-2 bots' in run['final_vs']
+    assert '--select-checkpoint on 1 validation games (env seed 2000)' in capsys.readouterr().out
+
+    # a next phase from the full state of the last iteration goes on from what was published only if that was kept
+    source = dict(run, selection=dict(selection, chosen=376))
+    with pytest.raises(SystemExit, match='published its checkpoint at 376 env steps'):
+        learning.module.going_on_from({'policy': {'load_learn_state': True}}, 'kick', source)
+    with pytest.raises(SystemExit):
+        learning('--select-checkpoint', '--average-runs', 'a', 'b')
+    assert '--average-runs trains nothing: it cannot be given with --select-checkpoint' in capsys.readouterr().err
+
+
 def test_run_processes_side_by_side_keep_each_others_runs(learning, tmp_path, monkeypatch):
     """`--run K --resume` processes of one tag write only their own runs: a run that another process finished while
     this one played its final games stays in the results file, and the summary counts both."""
