@@ -51,6 +51,21 @@ def record_evaluations(module, monkeypatch, played: list) -> list:
     return played
 
 
+def interrupt_at_call(module, monkeypatch, n: int, played: list, calls: list) -> None:
+    """The benchmark's evaluations go on as before, each one's env seed appended to ``calls`` and its checkpoint path
+    to ``played``, until the n-th, which is stopped as Ctrl-C stops it (KeyboardInterrupt)."""
+    evaluate = module.evaluate
+
+    def stop_at_the_nth(path, **kwargs):
+        calls.append(kwargs.get('seed'))
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        played.append(path)
+        return evaluate(path, **kwargs)
+
+    monkeypatch.setattr(module, 'evaluate', stop_at_the_nth)
+
+
 def test_kickstarted_run_is_played_with_its_kickstart_and_against_another_level(learning, tmp_path, capsys):
     result = learning('--vs-level', '2')
     run = result['runs']['kick']
@@ -341,16 +356,7 @@ def test_average_select_keeps_the_candidate_that_clears_the_bars_best(learning, 
         assert message in capsys.readouterr().err
 
     played, calls = [], []
-    evaluate = learning.module.evaluate
-
-    def stop_at_the_fourth(path, **kwargs):
-        calls.append(kwargs.get('seed'))
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        played.append(path)
-        return evaluate(path, **kwargs)
-
-    monkeypatch.setattr(learning.module, 'evaluate', stop_at_the_fourth)
+    interrupt_at_call(learning.module, monkeypatch, 4, played, calls)
     select = ('--tag', 'sel', '--average-runs', 'a', 'b', '--average-select', '0', '1', '--validation-games', '1',
               '--vs-level', '2')
     with pytest.raises(KeyboardInterrupt):
@@ -389,16 +395,7 @@ def test_select_checkpoint_publishes_the_evaluation_that_clears_the_bars_best(le
     assert '--validation-games must be >= 1, got 0' in capsys.readouterr().err
 
     played, calls = [], []
-    evaluate = learning.module.evaluate
-
-    def stop_at_the_third(path, **kwargs):
-        calls.append(kwargs.get('seed'))
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        played.append(path)
-        return evaluate(path, **kwargs)
-
-    monkeypatch.setattr(learning.module, 'evaluate', stop_at_the_third)
+    interrupt_at_call(learning.module, monkeypatch, 3, played, calls)
     select = ('--select-checkpoint', '--validation-games', '1', '--vs-level', '2', '--env-steps', '632')
     with pytest.raises(KeyboardInterrupt):
         learning(*select)
