@@ -473,7 +473,7 @@ def select_on_validation(run_tag: str, selection: Dict, candidates: Dict[str, st
     return chosen
 
 
-def new_selection(run_tag: str, run: Dict, validation_seed: int, args) -> Dict:
+def selection_of(run_tag: str, run: Dict, validation_seed: int, args) -> Dict:
     """run['selection'] (the rows played so far, when resumed), checked to be on the same validation games."""
     selection = run.setdefault('selection', dict(seed=validation_seed, games=args.validation_games, kickstart=None,
                                                  candidates={}))
@@ -492,7 +492,7 @@ def select_average_weights(run_tag: str, run: Dict, sources: List[tuple], args, 
     if 'kickstart_checkpoint' not in first:
         raise SystemExit(f'--average-select compares each candidate\'s score ratio with the kickstart\'s: '
                          f'{sources[0][0]} has none')
-    selection = new_selection(run_tag, run, validation_seed, args)
+    selection = selection_of(run_tag, run, validation_seed, args)
     folder = os.path.join(RUNS, run_tag)
     candidates = {}  # key in run['selection'] -> the average's file
     for weight in args.average_select:
@@ -519,7 +519,7 @@ def select_checkpoint(run_tag: str, run: Dict, args, validation_seed: int, save:
         raise SystemExit(f'--select-checkpoint: {run_tag} kept no checkpoint at an evaluation after its first PPO '
                          f'update in {os.path.relpath(os.path.join(RUN_STATE, run_tag, CANDIDATES))}/')
     candidates = {str(load_checkpoint(path)['envstep']): path for _, path in kept}
-    selection = new_selection(run_tag, run, validation_seed, args)
+    selection = selection_of(run_tag, run, validation_seed, args)
     chosen = select_on_validation(run_tag, selection, candidates, os.path.join(HERE, run['kickstart_checkpoint']),
                                   next(iter(candidates.values())), args, save)
     selection['chosen'] = int(chosen)
