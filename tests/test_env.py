@@ -277,56 +277,108 @@ def test_single_team_preset_has_no_opponent():
     assert math.isnan(last.info['opponent_score']) and math.isnan(last.info['score_ratio'])
 
 
-def test_masks_hand_checked_on_a_raw_game():
-    """Feature arrays against the raw GoBigger lists, over a raw game split often enough to fill the caps."""
+def capped_raw_game(steps: int = 200):
+    """(consts, global_state, player id, player state) for every player of every step of a raw st_t2p2 game (random
+    actions, seed 5) whose players start big (4 x 60000 on a 64x64 map), so they split into 16 balls and see each
+    other: the feature caps get hit."""
     from gobigger.configs import st_t2p2
     from gobigger.utils import deep_merge_dicts
-    # players start big (4 x 60000 on a 64x64 map) so they split into 16 balls and see each other: caps get hit
     custom = {'frame_limit': 400, 'manager_settings': {'player_manager': {'ball_settings': {'score_init': 60000}}}}
     consts = GameConsts.from_game_cfg(deep_merge_dicts(st_t2p2, custom))
     game = create_env('st_t2p2', custom)
     game.server._random.seed(5)
     random.seed(5)
     rng = np.random.default_rng(5)
-    global_state, states = game.reset()
-    saw_cap = False
-    for _ in range(200):
+    game.reset()
+    for _ in range(steps):
         actions = {pid: to_game_action(k) for pid, k in zip(range(4), random_actions(rng, 4))}
-        (global_state, states), _, done, _ = game.step(actions)
+        (global_state, states), _, _, _ = game.step(actions)
         for pid, state in states.items():
-            f = player_features(global_state, state, pid, pid // 2, pid % 2, consts)
-            clones, thorns = state['overlap']['clone'], state['overlap']['thorns']
-            assert f['clone_mask'].sum() == min(MAX_CLONE, len(clones))
-            assert f['thorn_mask'].sum() == min(MAX_THORN, len(thorns))
-            assert_padding({k: v[None] for k, v in f.items()})
-            # c is the score-weighted centroid of the player's own clones (== the view box centre)
-            own = np.array([c for c in clones if c[8] == pid])
-            centre = own[:, 3] @ own[:, :2] / own[:, 3].sum()
-            x0, y0, x1, y1 = state['rectangle']
-            h = max(x1 - x0, y1 - y0) / 2
-            assert np.allclose(centre, [(x0 + x1) / 2, (y0 + y1) / 2])
-            # the kept clones, by hand: the nearest MAX_CLONE, nearest first (equal distances in either order)
-            d = np.array([math.hypot(c[0] - centre[0], c[1] - centre[1]) for c in clones])
-            rows = np.array([[(c[0] - centre[0]) / h, (c[1] - centre[1]) / h, c[2] / h, math.log(c[3] / 60000),
-                              c[4] / 10, c[5] / 10, c[8] == pid, c[9] == pid // 2 and c[8] != pid, c[9] != pid // 2,
-                              dist / h, c[3] / 60000, 1.3 * c[3] / 60000] for c, dist in zip(clones, d)])  # (N, 12)
-            n = f['clone_mask'].sum()
-            np.testing.assert_allclose(f['clone'][:n, 9], np.sort(d)[:n] / h, rtol=1e-5, atol=1e-6)
-            for row in f['clone'][:n]:
-                assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
-            # the kept thorns, by hand: the nearest MAX_THORN, nearest first
-            d = np.array([math.hypot(t[0] - centre[0], t[1] - centre[1]) for t in thorns])
-            rows = np.array([[(t[0] - centre[0]) / h, (t[1] - centre[1]) / h, t[2] / h, 1.3 * t[3] / 60000]
-                             for t in thorns]).reshape(len(thorns), 4)  # (T, THORN_DIM)
-            m = f['thorn_mask'].sum()
-            np.testing.assert_allclose(np.hypot(*f['thorn'][:m, :2].T) * h, np.sort(d)[:m], rtol=1e-5, atol=1e-5)
-            for row in f['thorn'][:m]:
-                assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
-            assert f['scalar'][10] == pytest.approx(len(own) / 16)
-            if len(state['overlap']['food']) < 2:
-                assert np.all(f['food_relation'][f['clone_mask'], 5] == FOOD_MISSING_DIST)
-            saw_cap |= len(clones) > MAX_CLONE
+            yield consts, global_state, pid, state
+
+
+def test_masks_hand_checked_on_a_raw_game():
+    """Feature arrays against the raw GoBigger lists, over a raw game split often enough to fill the caps."""
+    saw_cap = False
+    for consts, global_state, pid, state in capped_raw_game():
+        f = player_features(global_state, state, pid, pid // 2, pid % 2, consts)
+        clones, thorns = state['overlap']['clone'], state['overlap']['thorns']
+        assert f['clone_mask'].sum() == min(MAX_CLONE, len(clones))
+        assert f['thorn_mask'].sum() == min(MAX_THORN, len(thorns))
+        assert_padding({k: v[None] for k, v in f.items()})
+        # c is the score-weighted centroid of the player's own clones (== the view box centre)
+        own = np.array([c for c in clones if c[8] == pid])
+        centre = own[:, 3] @ own[:, :2] / own[:, 3].sum()
+        x0, y0, x1, y1 = state['rectangle']
+        h = max(x1 - x0, y1 - y0) / 2
+        assert np.allclose(centre, [(x0 + x1) / 2, (y0 + y1) / 2])
+        # the kept clones, by hand: the nearest MAX_CLONE, nearest first (equal distances in either order)
+        d = np.array([math.hypot(c[0] - centre[0], c[1] - centre[1]) for c in clones])
+        rows = np.array([[(c[0] - centre[0]) / h, (c[1] - centre[1]) / h, c[2] / h, math.log(c[3] / 60000),
+                          c[4] / 10, c[5] / 10, c[8] == pid, c[9] == pid // 2 and c[8] != pid, c[9] != pid // 2,
+                          dist / h, c[3] / 60000, 1.3 * c[3] / 60000] for c, dist in zip(clones, d)])  # (N, 12)
+        n = f['clone_mask'].sum()
+        np.testing.assert_allclose(f['clone'][:n, 9], np.sort(d)[:n] / h, rtol=1e-5, atol=1e-6)
+        for row in f['clone'][:n]:
+            assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
+        # the kept thorns, by hand: the nearest MAX_THORN, nearest first
+        d = np.array([math.hypot(t[0] - centre[0], t[1] - centre[1]) for t in thorns])
+        rows = np.array([[(t[0] - centre[0]) / h, (t[1] - centre[1]) / h, t[2] / h, 1.3 * t[3] / 60000]
+                         for t in thorns]).reshape(len(thorns), 4)  # (T, THORN_DIM)
+        m = f['thorn_mask'].sum()
+        np.testing.assert_allclose(np.hypot(*f['thorn'][:m, :2].T) * h, np.sort(d)[:m], rtol=1e-5, atol=1e-5)
+        for row in f['thorn'][:m]:
+            assert np.isclose(rows, row, rtol=1e-5, atol=1e-5).all(1).any(), row
+        assert f['scalar'][10] == pytest.approx(len(own) / 16)
+        if len(state['overlap']['food']) < 2:
+            assert np.all(f['food_relation'][f['clone_mask'], 5] == FOOD_MISSING_DIST)
+        saw_cap |= len(clones) > MAX_CLONE
     assert saw_cap, 'the game never showed more than MAX_CLONE clones: the cap went untested'
+
+
+def test_enemy_slots_keep_the_nearest_enemies_then_the_nearest_of_the_rest():
+    """enemy_slots=6, by hand on the capped raw game: the nearest min(6, enemies in view) enemy balls are kept, the
+    other slots go to the nearest of the rest; below the cap the features are those of enemy_slots=0."""
+    quota, saw_quota_bite = 6, False
+    for consts, global_state, pid, state in capped_raw_game(120):
+        f = player_features(global_state, state, pid, pid // 2, pid % 2, consts, enemy_slots=quota)
+        clones = state['overlap']['clone']
+        x0, y0, x1, y1 = state['rectangle']
+        centre, h = ((x0 + x1) / 2, (y0 + y1) / 2), max(x1 - x0, y1 - y0) / 2
+        d = [math.hypot(c[0] - centre[0], c[1] - centre[1]) for c in clones]
+        enemy = [c[9] != pid // 2 for c in clones]
+        by_distance = sorted(range(len(clones)), key=lambda i: d[i])
+        reserved = [i for i in by_distance if enemy[i]][:quota]
+        rest = [i for i in by_distance if i not in reserved][:MAX_CLONE - len(reserved)]
+        kept = sorted(reserved + rest, key=lambda i: d[i])
+        n = f['clone_mask'].sum()
+        assert n == len(kept) == min(MAX_CLONE, len(clones))
+        np.testing.assert_allclose(f['clone'][:n, 9], [d[i] / h for i in kept], rtol=1e-5, atol=1e-6)
+        assert f['clone'][:n, 8].sum() == sum(enemy[i] for i in kept)
+        nearest = player_features(global_state, state, pid, pid // 2, pid % 2, consts)
+        if len(clones) <= MAX_CLONE:
+            for key in f:
+                np.testing.assert_array_equal(f[key], nearest[key])
+        saw_quota_bite |= f['clone'][:n, 8].sum() > nearest['clone'][:n, 8].sum()
+    assert saw_quota_bite, 'nearest first never dropped an enemy ball that the quota keeps: the quota went untested'
+
+
+def test_env_features_use_enemy_clone_slots():
+    """The same seeded game (bots, the same random actions) with env.enemy_clone_slots 0 and 8: the observations keep
+    at least as many enemy balls with 8 at every step, more at some, and are otherwise the same game."""
+    big = {'manager_settings': {'player_manager': {'ball_settings': {'score_init': 60000}}}}
+    (obs0, last0), (obs8, last8) = [play(make_env(custom_cfg=big, enemy_clone_slots=k), seed=3) for k in (0, 8)]
+    assert len(obs0) == len(obs8) and last0.info['final_score'] == last8.info['final_score']
+    enemies0 = np.array([o['clone'][..., 8].sum() for o in obs0])
+    enemies8 = np.array([o['clone'][..., 8].sum() for o in obs8])
+    assert (enemies8 >= enemies0).all() and (enemies8 > enemies0).any()
+    np.testing.assert_array_equal(np.stack([o['scalar'] for o in obs0]), np.stack([o['scalar'] for o in obs8]))
+
+
+@pytest.mark.parametrize('bad', [-1, MAX_CLONE + 1, 2.0, True, None])
+def test_enemy_clone_slots_out_of_range_is_refused(bad):
+    with pytest.raises(ValueError, match=rf'enemy_clone_slots must be an int in \[0, {MAX_CLONE}\].*got {bad!r}'):
+        make_env(enemy_clone_slots=bad)
 
 
 # ---- seeding ----

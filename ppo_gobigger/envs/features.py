@@ -3,6 +3,10 @@
 Every array below is per controlled player; the env stacks them to (A, ...) where A = players per team.
 Shapes never depend on what is in view: lists are capped (nearest first), zero-padded and masked.
 
+A view often holds more clone balls than MAX_CLONE (both teams split into up to 16 balls a player). Nearest first,
+the player's own balls fill most slots and the enemy balls further out drop: the ones that can eat it, or that it can
+eat. ``enemy_slots`` > 0 reserves that many slots for the nearest enemy balls (env.enemy_clone_slots).
+
 Coordinates are relative to the player's centre (score-weighted centroid of its own clones) and divided by
 half the side of its view box, so anything in view lies in [-1, 1].
 
@@ -19,7 +23,7 @@ import numpy as np
 
 
 # ---- caps (nearest first, measured from the player's centre) ----
-MAX_CLONE = 16  # clone balls in view (own, teammates', enemies'), nearest first
+MAX_CLONE = 16  # clone balls in view (own, teammates', enemies'), nearest first (see enemy_slots)
 MAX_THORN = 8  # thorns in view, nearest first
 FOOD_GRID = 8  # the view box is cut into FOOD_GRID x FOOD_GRID cells for the food map
 FOOD_CHANNELS = 2  # channel 0: food balls per cell, channel 1: spore balls per cell
@@ -110,10 +114,14 @@ def player_features(
         team_id: int,
         index_in_team: int,
         consts: GameConsts,
+        enemy_slots: int = 0,
 ) -> Dict[str, np.ndarray]:
-    """Fixed-shape features of one player's view: {key: array of OBS_SHAPES[key]} (float32; masks bool)."""
+    """Fixed-shape features of one player's view: {key: array of OBS_SHAPES[key]} (float32; masks bool).
+
+    ``enemy_slots``: clone slots kept for the nearest enemy balls (0: every slot goes to the nearest balls).
+    """
     out = empty_features()
-    _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts)
+    _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts, enemy_slots)
     return out
 
 
@@ -123,16 +131,27 @@ def team_features(
         player_ids: Sequence[int],
         team_id: int,
         consts: GameConsts,
+        enemy_slots: int = 0,
 ) -> Dict[str, np.ndarray]:
-    """Features of a team's players (player_ids in team order), stacked: {key: (A, *OBS_SHAPES[key])}."""
+    """Features of a team's players (player_ids in team order), stacked: {key: (A, *OBS_SHAPES[key])}.
+
+    ``enemy_slots`` as in ``player_features``.
+    """
     out = empty_features(len(player_ids))
     for a, player_id in enumerate(player_ids):
         row = {k: v[a] for k, v in out.items()}  # views: filled in place
-        _fill_player(row, global_state, player_states[player_id], player_id, team_id, a, consts)
+        _fill_player(row, global_state, player_states[player_id], player_id, team_id, a, consts, enemy_slots)
     return out
 
 
-def _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts: GameConsts) -> None:
+def check_enemy_slots(enemy_slots: int) -> None:
+    """ValueError unless enemy_slots is an int in [0, MAX_CLONE]."""
+    if isinstance(enemy_slots, bool) or not (isinstance(enemy_slots, int) and 0 <= enemy_slots <= MAX_CLONE):
+        raise ValueError(f'enemy_clone_slots must be an int in [0, {MAX_CLONE}] (MAX_CLONE); got {enemy_slots!r}')
+
+
+def _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts: GameConsts,
+                 enemy_slots: int = 0) -> None:
     """Write one player's features into the zeroed arrays of out (shapes of OBS_SHAPES).
 
     Written for speed as well as reading: numpy's ~1 us per call dominates at these sizes, so calls are few.
@@ -188,11 +207,16 @@ def _fill_player(out, global_state, player_state, player_id, team_id, index_in_t
     counts = np.bincount(cell, minlength=FOOD_CHANNELS * FOOD_GRID * FOOD_GRID)
     out['food'][:] = counts.reshape(OBS_SHAPES['food']) * FOOD_CELL_SCALE
 
-    # ---- clone (MAX_CLONE, CLONE_DIM) + clone_mask: every clone ball in view, nearest to c first ----
+    # ---- clone (MAX_CLONE, CLONE_DIM) + clone_mask: the clone balls in view, nearest to c first ----
+    # (with more than MAX_CLONE in view: the nearest, or with enemy_slots the nearest enemy_slots enemy balls and the
+    # nearest of the rest in the other slots)
     # 0, 1 (x, y - c) / h      2 r / h      3 log(score / score_init)      4, 5 (vx, vy) / VEL_SCALE
     # 6 is_own      7 is_teammate (same team, other player)      8 is_enemy      9 distance to c / h
     # 10 eater key score / score_init      11 prey key (eat_ratio * score) / score_init  (see CLONE_EATER)
-    keep = _nearest(clones, centre, MAX_CLONE)
+    if enemy_slots and len(clones) > MAX_CLONE:
+        keep = _nearest_with_quota(clones, centre, clones[:, CLONE_TEAM] != team_id, enemy_slots, MAX_CLONE)
+    else:
+        keep = _nearest(clones, centre, MAX_CLONE)
     n = len(keep)
     kept = clones[keep]  # (n, 10)
     rel = (kept[:, X:Y + 1] - centre) / half  # (n, 2)
@@ -257,3 +281,16 @@ def _nearest(rows: np.ndarray, centre: np.ndarray, cap: int) -> np.ndarray:
     """Indices of the rows whose (x, y) lie nearest to centre, nearest first (stable on ties), at most cap."""
     offset = rows[:, X:Y + 1] - centre
     return (offset[:, 0] * offset[:, 0] + offset[:, 1] * offset[:, 1]).argsort(kind='stable')[:cap]
+
+
+def _nearest_with_quota(rows: np.ndarray, centre: np.ndarray, chosen_kind: np.ndarray, quota: int,
+                        cap: int) -> np.ndarray:
+    """Like ``_nearest``, but the nearest ``quota`` rows where ``chosen_kind`` (bool, (N,)) is True are kept first;
+    the other cap - (those kept) slots go to the nearest of the remaining rows. Nearest first, at most cap."""
+    order = _nearest(rows, centre, len(rows))  # (N,) every row, nearest first
+    reserved = order[chosen_kind[order]][:quota]  # (<= quota,) the nearest rows of the chosen kind
+    taken = np.zeros(len(rows), bool)
+    taken[reserved] = True
+    rest = order[~taken[order]][:cap - len(reserved)]  # the nearest of the others, whatever their kind
+    taken[rest] = True
+    return order[taken[order]]  # (min(N, cap),) nearest first
