@@ -213,10 +213,7 @@ def _fill_player(out, global_state, player_state, player_id, team_id, index_in_t
     # 0, 1 (x, y - c) / h      2 r / h      3 log(score / score_init)      4, 5 (vx, vy) / VEL_SCALE
     # 6 is_own      7 is_teammate (same team, other player)      8 is_enemy      9 distance to c / h
     # 10 eater key score / score_init      11 prey key (eat_ratio * score) / score_init  (see CLONE_EATER)
-    if enemy_slots and len(clones) > MAX_CLONE:
-        keep = _nearest_with_quota(clones, centre, clones[:, CLONE_TEAM] != team_id, enemy_slots, MAX_CLONE)
-    else:
-        keep = _nearest(clones, centre, MAX_CLONE)
+    keep = keep_clones(clones, centre, team_id, enemy_slots)
     n = len(keep)
     kept = clones[keep]  # (n, 10)
     rel = (kept[:, X:Y + 1] - centre) / half  # (n, 2)
@@ -281,6 +278,15 @@ def _nearest(rows: np.ndarray, centre: np.ndarray, cap: int) -> np.ndarray:
     """Indices of the rows whose (x, y) lie nearest to centre, nearest first (stable on ties), at most cap."""
     offset = rows[:, X:Y + 1] - centre
     return (offset[:, 0] * offset[:, 0] + offset[:, 1] * offset[:, 1]).argsort(kind='stable')[:cap]
+
+
+def keep_clones(clones: np.ndarray, centre: np.ndarray, team_id: int, enemy_slots: int = 0) -> np.ndarray:
+    """Indices of the clone rows (N, 10) that the features keep, nearest to centre first: all of them up to
+    MAX_CLONE; above it the nearest MAX_CLONE, or with enemy_slots the nearest enemy_slots balls of other teams
+    than team_id and the nearest of the rest in the other slots."""
+    if enemy_slots and len(clones) > MAX_CLONE:
+        return _nearest_with_quota(clones, centre, clones[:, CLONE_TEAM] != team_id, enemy_slots, MAX_CLONE)
+    return _nearest(clones, centre, MAX_CLONE)
 
 
 def _nearest_with_quota(rows: np.ndarray, centre: np.ndarray, chosen_kind: np.ndarray, quota: int,
