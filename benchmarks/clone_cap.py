@@ -10,7 +10,6 @@ MAX_CLONE, over all decisions. The games themselves are played with the checkpoi
 same views. Prints a table and writes benchmarks/results/clone_cap_<name>.json. Nothing is asserted.
 """
 import argparse
-import json
 import os
 from typing import Dict, List, Mapping
 
@@ -24,6 +23,7 @@ from ding.utils import ENV_REGISTRY
 from ppo_gobigger.config import default_create_config
 from ppo_gobigger.envs import MAX_CLONE, GoBiggerPPOEnv
 from ppo_gobigger.envs.features import CLONE_PLAYER, CLONE_TEAM, ROW_WIDTH, SCORE, check_enemy_slots, keep_clones
+from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 
@@ -124,9 +124,7 @@ def main() -> None:
         hidden = counts['hidden'][k]
         print(f"  {k:21d} | {hidden['threat']:26.1%} | {hidden['prey']:.1%}")
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', f'clone_cap_{name}_level{args.level}.json')
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(out, result)
     print(f'wrote {out}')
 
 

@@ -11,7 +11,6 @@ Projects both to 1M demonstration steps and writes benchmarks/results/demo_memor
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import resource
@@ -23,6 +22,7 @@ silence_third_party_noise()  # first: the imports below would print other packag
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import set_global_seed
 from ppo_gobigger.pipeline.learn.pretrain import collect_demonstrations
 
@@ -79,9 +79,7 @@ def main() -> None:
         projected_1m_steps_peak_gb=peak_growth / (kept - first_kept) * MILLION / 1e9,
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()),
     )
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(args.output, result)
     print(f'wrote {args.output}')
     print(f'{kept:,} demonstration env steps kept ({demos["env_steps"]:,} played)')
     print(f'stored: {result["stored_bytes_per_env_step"]:,.0f} bytes per env step -> '

@@ -6,7 +6,6 @@ the full GoBiggerPPOEnv step (features + bots + game + bookkeeping) with random 
 Prints a table and writes benchmarks/results/feature_cost.json. Nothing is asserted: the numbers are for reading.
 """
 import argparse
-import json
 import os
 import platform
 import random
@@ -23,6 +22,7 @@ from gobigger.utils import deep_merge_dicts
 
 import gobigger.configs
 from ppo_gobigger.envs import ACTION_NUM, GameConsts, GoBiggerPPOEnv, team_features
+from ppo_gobigger.files import write_json
 
 PRESET = 'st_t2p2'
 OUR_TEAM = 0
@@ -101,9 +101,7 @@ def main() -> None:
     print(f"  mean in view (food, spore, clone, thorns): {raw['mean_in_view_food_spore_clone_thorns']}")
     print(f"GoBiggerPPOEnv.step (features + bots + game): {env['env_step_ms']:.3f} ms, {env['env_steps_per_s']:.0f}/s")
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'feature_cost.json')
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(out, result)
     print(f'wrote {out}')
 
 

@@ -84,6 +84,7 @@ from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.envs.opponents import BOT_LEVELS
+from ppo_gobigger.files import replaced_atomically, write_json
 from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -172,9 +173,8 @@ def latest_checkpoint(exp_dir: str) -> Optional[str]:
 
 
 def copy_atomically(src: str, dst: str) -> None:
-    tmp = f'{dst}.tmp'
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
+    with replaced_atomically(dst) as tmp:
+        shutil.copyfile(src, tmp)
 
 
 def copy_new_files(src: str, dst: str) -> None:
@@ -660,7 +660,7 @@ def evaluate_checkpoints(args, final_seed: int, tag: str) -> None:
     for name in others:  # each later checkpoint against the first named, on the same games
         rows[name]['against_first'] = dict(checkpoint=first, **paired_comparison(rows[name], rows[first]))
     result = dict(date=now(), settings=dict(final_games=args.final_games, final_seed=final_seed), checkpoints=rows)
-    write_json(results_path(tag), result)
+    write_results(results_path(tag), result)
     table = [(name, 'as trained', r) for name, r in rows.items()]
     table += [(name, opponents, row) for name, r in rows.items() for opponents, row in r.get('final_vs', {}).items()]
     print(tabulate([(name, opponents, f'{r["win_rate"]:.2f}', f'{r["score_ratio_mean"]:.3f}', f'{r["rank_mean"]:.2f}')
@@ -695,16 +695,13 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
 
 
-def write_json(path: str, data: Dict) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(f'{path}.tmp', 'w') as f:
-        json.dump(data, f, indent=2)
-    os.replace(f'{path}.tmp', path)
+def write_results(path: str, data: Dict) -> None:
+    write_json(path, data)
     print(f'wrote {path}', flush=True)
 
 
 def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None:
-    """write_json of ``result``; with ``own_runs`` (--resume), keeping what other processes wrote to ``path``
+    """write_results of ``result``; with ``own_runs`` (--resume), keeping what other processes wrote to ``path``
     meanwhile: the runs not in ``own_runs`` and the reference rows ``result`` lacks are taken from the file, so that
     `--run K --resume` processes of one tag can run side by side (each writes only its own runs; a lock under RUNS
     keeps the read and the write together). Without, ``result`` replaces the file (a results file started over)."""
@@ -718,7 +715,7 @@ def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None
                     for t, r in on_disk.get('runs', {}).items()}  # the file's order, ours for our runs
             result['runs'] = {**runs, **{t: r for t, r in result['runs'].items() if t not in runs}}
             result['references'] = {**on_disk.get('references', {}), **result['references']}
-        write_json(path, result)
+        write_results(path, result)
 
 
 def print_tables(result: Dict) -> None:

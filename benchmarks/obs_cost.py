@@ -19,7 +19,6 @@ Writes benchmarks/results/obs_cost.json. Nothing is asserted: the numbers are fo
 """
 import argparse
 import importlib
-import json
 import os
 import platform
 import random
@@ -30,6 +29,8 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
+
+from ppo_gobigger.files import write_json  # this checkout's; import_package detaches it with the rest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRESET = 'st_t2p2'
@@ -237,9 +238,7 @@ def main() -> None:
     if 'before' in sides:
         print(f"same weights, same steps: {result['same_weights_outputs']}")
     out = os.path.join(ROOT, 'benchmarks', 'results', 'obs_cost.json')
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(out, result)
     print(f'wrote {out}')
 
 

@@ -18,7 +18,6 @@ Prints the figures and writes benchmarks/results/scale.json.
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -34,6 +33,7 @@ import torch
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
 from ppo_gobigger.pipeline.distributed.local import LocalWorkers
 from ppo_gobigger.pipeline.distributed.torchrun import Rank
@@ -152,9 +152,7 @@ def main() -> None:
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
                      loadavg_at_start=loadavg_at_start, loadavg_at_end=os.getloadavg()),
     )
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(args.output, result)
     print(f'wrote {args.output}')
     print_report(settings, local, ray_run, ratio, projection)
 

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+from ppo_gobigger.files import write_json
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, 'benchmarks', 'results', 'soak.json')
 
@@ -95,9 +97,7 @@ def main() -> int:
             result['samples'].append(_sample(proc.pid, start, args.exp_name))
             for key in ('trainer_rss_mb', 'total_rss_mb', 'open_fds'):
                 result[f'{key}_growth_pct_after_first_eval'] = _growth(result['samples'], key)
-            os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-            with open(RESULTS, 'w') as f:
-                json.dump(result, f, indent=1)
+            write_json(RESULTS, result, indent=1)
             print(json.dumps(result['samples'][-1]), flush=True)
     finally:
         if proc.poll() is None:
@@ -109,8 +109,7 @@ def main() -> int:
             'seconds_to_stop': round(time.time() - stop, 1),
             'processes_left': len(_children(proc.pid)),
         }
-        with open(RESULTS, 'w') as f:
-            json.dump(result, f, indent=1)
+        write_json(RESULTS, result, indent=1)
     samples = result['samples']
     print(f'samples: {len(samples)} over {samples[-1]["minute"] if samples else 0} min, '
           f'env steps {samples[-1]["envstep"] if samples else 0}')

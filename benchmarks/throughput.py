@@ -22,7 +22,6 @@ The machine is shared and noisy: only the ratio, taken in the same run, is worth
 import argparse
 import copy
 import datetime
-import json
 import multiprocessing
 import os
 import platform
@@ -48,6 +47,7 @@ from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.features import GameConsts, team_features
 from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
 from ppo_gobigger.envs.opponents import Opponents
+from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
 from ppo_gobigger.pipeline.learn.learner import Learner
 from ppo_gobigger.pipeline.play.collector import RolloutCollector
@@ -339,9 +339,7 @@ def run_table(main_config, create_config, overrides: List[str], args) -> None:
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
                      loadavg_at_end=os.getloadavg()),
     )
-    os.makedirs(os.path.dirname(TABLE_RESULTS), exist_ok=True)
-    with open(TABLE_RESULTS, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(TABLE_RESULTS, result)
     print(f'wrote {TABLE_RESULTS}\n')
     header = '| env manager | ' + ' | '.join(f'{n} env{"s" if n > 1 else ""}' for n in TABLE_ENV_NUMS) + ' |'
     print(header)
@@ -404,9 +402,7 @@ def main() -> None:
         machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
                      loadavg_at_end=os.getloadavg()),
     )
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, 'w') as f:
-        json.dump(result, f, indent=2)
+    write_json(args.output, result)
     print(f'wrote {args.output}')
     print_report(settings, raw, raw_bots, train, ratios)
 

@@ -13,7 +13,8 @@ Layout, along the data path; a module imports only from the lines above its own,
     config.py   the complete default config, assembled from the classes above, and the checks of a user's config
     pipeline/   play, learn, distributed, monitor, then the training loop (pipeline/__init__.py has the map)
     cli.py, config_reference.py   the command lines and the generated config reference
-quiet.py imports nothing of ours: the entry points call it first. config/ (beside this package) is data only.
+quiet.py imports nothing of ours: the entry points call it first. files.py (every file written atomically) imports
+nothing of ours either. config/ (beside this package) is data only.
 """
 __version__ = '0.1.0'
 

@@ -7,7 +7,6 @@ The loop is the same for every backend; what collects the rollouts and plays the
                                 (distributed/torchrun.py)
 """
 import copy
-import json
 import logging
 import os
 import time
@@ -19,6 +18,7 @@ from easydict import EasyDict
 
 from ..config import ConfigError, compile_config
 from ..envs.opponents import POLICY_OPPONENTS
+from ..files import write_json
 from .build import build_model, build_policy, check_exp_dir, set_global_seed
 from .distributed.local import LocalWorkers
 from .distributed.torchrun import (Rank, broadcast_module, decide, learn_together, process_group, rank_config,
@@ -89,8 +89,7 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     exp_dir = cfg.exp_name
     if rank.is_main:
         check_exp_dir(exp_dir)
-        with open(os.path.join(exp_dir, 'total_config.json'), 'w') as f:
-            json.dump(cfg, f, indent=2, default=str)
+        write_json(os.path.join(exp_dir, 'total_config.json'), cfg, default=str)
         logger.info(_run_summary(cfg, resume))
     # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
     # slower here); the learner takes every core while they wait (Learner.train).

@@ -17,16 +17,15 @@ generator) goes into every training checkpoint, so that ``--resume`` goes on wit
 (snapshot files are taken from the resumed run's league folder); a member whose file no longer loads is an error
 naming it. ``<exp>/league/pool.json`` shows the same state after every iteration, for reading.
 """
-import json
 import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
 
+from ...files import write_json
 from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint, save_checkpoint
 
 POOL_FILE = 'pool.json'
@@ -150,12 +149,9 @@ class LeaguePool:
         return self._models[member.name]
 
     def save(self) -> None:
-        """Write pool.json atomically (a temporary file renamed over it)."""
+        """Write pool.json atomically."""
         state = {'iterations': self.iterations, 'members': [asdict(m) for m in self.members]}  # no generator
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix='.tmp_', suffix='.json')
-        with os.fdopen(fd, 'w') as f:
-            json.dump(state, f, indent=1)
-        os.replace(tmp, os.path.join(self.folder, POOL_FILE))
+        write_json(os.path.join(self.folder, POOL_FILE), state, indent=1)
 
     def table(self) -> List[Dict]:
         """The members with their games, our wins and their current draw weight: for the log."""

@@ -9,7 +9,6 @@ A rating is mu (the skill estimate) and sigma (its uncertainty); the table is so
 mu - 3 sigma, which a participant's true skill exceeds with ~99% probability: few games mean a low one.
 """
 import csv
-import json
 import os
 from dataclasses import asdict
 from typing import Any, Dict, List, Sequence
@@ -20,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 from tabulate import tabulate
 
+from ...files import write_json
 from .round_robin import League, Participant
 
 TABLE_FIELDS = ('name', 'kind', 'mu', 'sigma', 'conservative', 'games', 'wins', 'mean_rank', 'envstep', 'run')
@@ -79,9 +79,8 @@ def write_league(folder: str, league: League, table: Sequence[Dict[str, Any]]) -
     league.csv (the table) and league.png (ratings against training env steps). Returns their paths."""
     os.makedirs(folder, exist_ok=True)
     paths = [os.path.join(folder, name) for name in FILES]
-    with open(paths[0], 'w') as f:
-        json.dump(dict(settings=league.settings, participants=[asdict(p) for p in league.participants],
-                       table=list(table), games=league.records), f, indent=1)
+    write_json(paths[0], dict(settings=league.settings, participants=[asdict(p) for p in league.participants],
+                              table=list(table), games=league.records), indent=1)
     with open(paths[1], 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=TABLE_FIELDS)
         writer.writeheader()

@@ -6,23 +6,14 @@ A checkpoint holds the policy's learn state (model, optimizer, value-norm statis
 import json
 import os
 import random
-import tempfile
 from typing import Any, Dict
 
 import numpy as np
 import torch
 
+from ...files import replaced_atomically
+
 CKPT_FORMAT = 'ppo_gobigger/1'  # bumped when the layout below changes
-
-
-def _new_file_mode() -> int:
-    """The mode open() gives a new file here: 0o666 less the process umask (which can only be read by setting it)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-FILE_MODE = _new_file_mode()  # read once, at import
 
 
 class CheckpointError(RuntimeError):
@@ -64,20 +55,11 @@ def save_checkpoint(path: str, state: Dict[str, Any], train_iter: int, envstep: 
         'config': json.dumps(config, default=str),
         **state,
     }
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp_', suffix='.pth.tar')
-    try:
-        os.chmod(tmp, FILE_MODE)  # mkstemp's 0600 would make every checkpoint private to its writer
-        with os.fdopen(fd, 'wb') as f:
+    with replaced_atomically(path) as tmp:
+        with open(tmp, 'wb') as f:
             torch.save(payload, f)
             f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+            os.fsync(f.fileno())  # on disk before the rename: a crash right after it still leaves a whole file
 
 
 def load_checkpoint(path: str, map_location: str = 'cpu') -> Dict[str, Any]:

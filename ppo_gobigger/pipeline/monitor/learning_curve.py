@@ -2,12 +2,13 @@
 
 Drawn with matplotlib's object API on an Agg canvas (no pyplot, no display, no global backend switch).
 """
-import os
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
+
+from ...files import replaced_atomically
 
 # (report field, panel title, y limits or None); reward_mean is drawn with its ± reward_std band
 PANELS = (
@@ -51,12 +52,5 @@ def plot_learning_curve(
 
 def save_figure_atomically(fig: Figure, path: str) -> None:
     """A viewer refreshing the file never reads half a PNG."""
-    folder, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(folder, f'.tmp_{os.getpid()}_{name}')  # opened by savefig: the usual file permissions
-    try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with replaced_atomically(path) as tmp:
+        fig.savefig(tmp, dpi=100)  # the format from tmp's extension, which is path's
