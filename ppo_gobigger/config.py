@@ -245,6 +245,8 @@ def _check_consistency(cfg: EasyDict) -> None:
                           f'got {cfg.pretrain.env_steps}, {cfg.policy.load_path!r} and {learn.kickstart_teacher!r}')
     if not isinstance(learn.critic_warmup_iters, int) or learn.critic_warmup_iters < 0:
         raise ConfigError(f'policy.learn.critic_warmup_iters must be an int >= 0, got {learn.critic_warmup_iters!r}')
+    if not isinstance(learn.lr_warmup_iters, int) or learn.lr_warmup_iters < 0:
+        raise ConfigError(f'policy.learn.lr_warmup_iters must be an int >= 0, got {learn.lr_warmup_iters!r}')
     if cfg.policy.load_learn_state and not cfg.policy.load_path:
         raise ConfigError('policy.load_learn_state=True takes the optimizer and value normalisation of '
                           'policy.load_path, which is not set')

@@ -73,6 +73,7 @@ def test_wrong_type_is_an_error(default_files):
         ('policy.learn.kickstart_teacher="k.pth.tar"', r"kickstart_teacher='k.pth.tar' is the teacher of kickstart_kl "
                                                        r'.* needs kickstart_kl > 0 and pretrain.env_steps 0, got 0.0'),
         ('policy.learn.kickstart_kl_env_steps=0', r'kickstart_kl_env_steps None or > 0; got 0.0 and 0'),
+        ('policy.learn.lr_warmup_iters=-1', r'lr_warmup_iters must be an int >= 0, got -1'),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):

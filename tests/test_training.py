@@ -374,6 +374,30 @@ def test_critic_warmup_trains_the_critic_head_alone_then_ppo_and_counts_across_r
     assert any(not torch.equal(last['model'][k], w) for k, w in source.items() if k not in critic)
 
 
+def test_lr_warmup_ramps_the_policy_iterations_after_the_critic_warmup_and_counts_across_resume(tmp_path):
+    """policy.learn.lr_warmup_iters: the k-th policy iteration of a run steps at k / lr_warmup_iters of the learning
+    rate (a critic warm-up's iterations at the full rate, before it), times the anneal; a resumed run goes on with
+    the ramp where it stopped."""
+    from ppo_gobigger import train
+    lr = 1e-3
+    settings = ['policy.learn.critic_warmup_iters=1', 'policy.learn.lr_warmup_iters=3',
+                f'policy.learn.learning_rate={lr}']
+    main_config, create_config = small_config(tmp_path / 'ramp', *settings, 'max_env_step=512')
+    train(main_config, create_config, seed=0, progress=False)
+    main_config, create_config = small_config(tmp_path / 'ramp', *settings)
+    train(main_config, create_config, seed=0, progress=False,
+          resume=str(tmp_path / 'ramp' / 'ckpt' / 'iteration_8.pth.tar'))
+    log = read_jsonl(tmp_path / 'ramp' / 'learner.jsonl')
+    assert [r['critic_warmup'] for r in log] == [1.0, 0.0, 0.0, 0.0]
+    assert np.allclose([r['cur_lr'] for r in log], [lr, lr / 3, 2 * lr / 3, lr])
+
+    main_config, create_config = small_config(tmp_path / 'annealed', *settings, 'policy.learn.lr_anneal=True')
+    train(main_config, create_config, seed=0, progress=False)
+    log = read_jsonl(tmp_path / 'annealed' / 'learner.jsonl')
+    # the anneal's progress is the share of max_env_step collected before each update: 1/4, 2/4, 3/4, 4/4
+    assert np.allclose([r['cur_lr'] for r in log], [lr * 3 / 4, lr / 3 * 2 / 4, 2 * lr / 3 * 1 / 4, 0.0])
+
+
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
     """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
     land in the order they finish, the returned views are the same memory, and a game that does not fit is an

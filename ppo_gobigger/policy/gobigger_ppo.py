@@ -76,6 +76,11 @@ class GoBiggerPPOPolicy(Policy):
             learning_rate=3e-4,
             # (bool) Anneal the learning rate linearly to 0 over max_env_step.
             lr_anneal=False,
+            # (int) Ramp the learning rate up over the first this many policy iterations of a run (after any critic
+            # warm-up): the k-th steps at k / lr_warmup_iters of it. A kickstart's sharp policy takes PPO's first
+            # iterations at the full rate as a shove (approx_kl 0.5-2.7 where later ones move 0.05). A resumed run
+            # counts the ones it has done. 0: off.
+            lr_warmup_iters=0,
             # (float) Weight of the value loss.
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
@@ -195,9 +200,14 @@ class GoBiggerPPOPolicy(Policy):
             )
 
     def _set_learning_rate(self, progress: float) -> float:
-        """Linear annealing when lr_anneal: progress in [0, 1] is the share of max_env_step already collected."""
-        lr = self._cfg.learn.learning_rate
-        if self._cfg.learn.lr_anneal:
+        """This iteration's learning rate: the warm-up ramp over the run's first lr_warmup_iters policy iterations,
+        then linear annealing when lr_anneal (progress in [0, 1] is the share of max_env_step already collected)."""
+        cfg = self._cfg.learn
+        lr = cfg.learning_rate
+        policy_iteration = self._ppo_iterations - cfg.critic_warmup_iters  # from 1 once the critic warm-up is over
+        if cfg.lr_warmup_iters > 0 and policy_iteration > 0:
+            lr = lr * min(1.0, policy_iteration / cfg.lr_warmup_iters)
+        if cfg.lr_anneal:
             lr = lr * max(0.0, 1.0 - progress)
         for group in self._optimizer.param_groups:
             group['lr'] = lr
@@ -239,9 +249,9 @@ class GoBiggerPPOPolicy(Policy):
             valid: (T, E) False where an env's segment is padded (async managers; a team that sat out games).
         """
         cfg = self._cfg.learn
-        lr = self._set_learning_rate(progress)
         warming_up = self._ppo_iterations < cfg.critic_warmup_iters  # the critic head alone learns this iteration
         self._ppo_iterations += 1
+        lr = self._set_learning_rate(progress)
         imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
         kickstart_kl_weight = self._kickstart_kl_weight(envstep) if self._teacher is not None else 0.0
         rollout = {k: v for k, v in rollout.items()}
@@ -442,9 +452,9 @@ class GoBiggerPPOPolicy(Policy):
         checkpoint without one is a ValueError (it would silently make a trained policy the teacher)."""
         self._learn_model.load_state_dict(state_dict['model'])
         self.adopt_learn_state(state_dict)
-        # checkpoints from before the counter: a kickstart (train_iter 0) has done none, any other is past a warm-up
-        self._ppo_iterations = state_dict.get(
-            'ppo_iterations', 0 if state_dict.get('train_iter') == 0 else self._cfg.learn.critic_warmup_iters)
+        # checkpoints from before the counter: a kickstart (train_iter 0) has done none, any other is past the warm-ups
+        past_warmups = self._cfg.learn.critic_warmup_iters + self._cfg.learn.lr_warmup_iters
+        self._ppo_iterations = state_dict.get('ppo_iterations', 0 if state_dict.get('train_iter') == 0 else past_warmups)
         self._teacher = None
         if self._cfg.learn.kickstart_kl <= 0:
             return
