@@ -77,9 +77,8 @@ class GoBiggerPPOPolicy(Policy):
             # (bool) Anneal the learning rate linearly to 0 over max_env_step.
             lr_anneal=False,
             # (int) Ramp the learning rate up over the first this many policy iterations of a run (after any critic
-            # warm-up): the k-th steps at k / lr_warmup_iters of it. A kickstart's sharp policy takes PPO's first
-            # iterations at the full rate as a shove (approx_kl 0.5-2.7 where later ones move 0.05). A resumed run
-            # counts the ones it has done. 0: off.
+            # warm-up): the k-th steps at k / lr_warmup_iters of it, so that a kickstart's sharp policy is not shoved
+            # far by PPO's first iterations at the full rate. A resumed run counts the ones it has done. 0: off.
             lr_warmup_iters=0,
             # (float) Weight of the value loss.
             value_weight=0.5,
