@@ -67,3 +67,29 @@ def test_a_checkpoint_that_fails_to_save_leaves_the_previous_one(tmp_path):
     payload = load_checkpoint(path)
     assert payload['train_iter'] == 1 and torch.equal(payload['model']['w'], torch.ones(2))
     assert os.listdir(tmp_path / 'ckpt') == ['iteration_1.pth.tar']
+
+
+def test_a_league_that_fails_to_draw_its_figure_leaves_the_previous_files(tmp_path, monkeypatch):
+    """The league tool's csv and png go through the same replace as its json: a fault mid-write loses nothing."""
+    from matplotlib.figure import Figure
+
+    from ppo_gobigger.pipeline.league.ratings import FILES, rating_table, write_league
+    from ppo_gobigger.pipeline.league.round_robin import League, bot_participants
+
+    participants = bot_participants([1, 3])
+    records = [dict(fixture=0, participants=['bot_level_1', 'bot_level_3'], ranks=[1, 0])]
+    league = League(participants, dict(preset='st_t2p2'), records)
+    write_league(str(tmp_path), league, rating_table(participants, records))
+    before = {name: (tmp_path / name).read_bytes() for name in FILES}
+
+    def half_a_figure(self, path, **kwargs):
+        with open(path, 'wb') as f:
+            f.write(b'\x89PNG half')
+        raise KeyboardInterrupt  # a SIGINT while matplotlib writes
+
+    monkeypatch.setattr(Figure, 'savefig', half_a_figure)
+    records.append(dict(fixture=1, participants=['bot_level_1', 'bot_level_3'], ranks=[0, 1]))
+    with pytest.raises(KeyboardInterrupt):
+        write_league(str(tmp_path), league, rating_table(participants, records))
+    assert (tmp_path / 'league.png').read_bytes() == before['league.png']
+    assert sorted(os.listdir(tmp_path)) == sorted(FILES)  # no temporary file left

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 from tabulate import tabulate
 
-from ...files import write_json
+from ...files import replaced_atomically, write_json
 from .round_robin import League, Participant
 
 TABLE_FIELDS = ('name', 'kind', 'mu', 'sigma', 'conservative', 'games', 'wins', 'mean_rank', 'envstep', 'run')
@@ -75,13 +75,14 @@ def format_table(table: Sequence[Dict[str, Any]]) -> str:
 
 
 def write_league(folder: str, league: League, table: Sequence[Dict[str, Any]]) -> List[str]:
-    """Write FILES to ``folder``: league.json (the settings, the participants, the table and every game's record),
-    league.csv (the table) and league.png (ratings against training env steps). Returns their paths."""
+    """Write FILES to ``folder``, each whole or not at all: league.json (the settings, the participants, the table and
+    every game's record), league.csv (the table) and league.png (ratings against training env steps). Returns their
+    paths."""
     os.makedirs(folder, exist_ok=True)
     paths = [os.path.join(folder, name) for name in FILES]
     write_json(paths[0], dict(settings=league.settings, participants=[asdict(p) for p in league.participants],
                               table=list(table), games=league.records), indent=1)
-    with open(paths[1], 'w', newline='') as f:
+    with replaced_atomically(paths[1]) as tmp, open(tmp, 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=TABLE_FIELDS)
         writer.writeheader()
         writer.writerows(table)
@@ -102,8 +103,8 @@ def checkpoint_runs(table: Sequence[Dict[str, Any]]) -> Dict[str, List[Dict[str,
 def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') -> None:
     """Conservative rating and mu ± sigma against training env steps: one line per run folder (its checkpoints by
     env steps), one labelled point per checkpoint given alone (another run's: never joined to a line), and the bots
-    and random as labelled horizontal lines at their conservative rating. Written once at the end of a league (no
-    atomic replace needed: nobody watches the file while it grows)."""
+    and random as labelled horizontal lines at their conservative rating. Written atomically: a league that stops
+    while it draws leaves the previous figure, never half of one."""
     runs = checkpoint_runs(table)
     fig = Figure(figsize=(9, 6), layout='constrained')
     ax = fig.subplots()
@@ -133,7 +134,8 @@ def plot_ratings(table: Sequence[Dict[str, Any]], path: str, title: str = '') ->
     ax.grid(alpha=0.3)
     fig.legend(fontsize=8, loc='outside lower center', ncols=2)  # below the axes: never over a point
     ax.set_title(f'League ratings{" - " + title if title else ""}', fontsize=11, loc='left')
-    fig.savefig(path, dpi=100)
+    with replaced_atomically(path) as tmp:
+        fig.savefig(tmp, dpi=100)
 
 
 def _short(run: str) -> str:
