@@ -13,7 +13,7 @@ from ppo_gobigger.envs import (
     player_features, to_game_action
 )
 from ppo_gobigger.envs.actions import EJECT, SPLIT, from_game_action
-from ppo_gobigger.envs.features import FOOD_MISSING_DIST
+from ppo_gobigger.envs.features import FOOD_MISSING_DIST, team_features
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS, game_env_steps
 
 SPLIT_HEAVY = np.full(ACTION_NUM, 0.7 / 16)  # random play that splits often, so clone counts grow
@@ -379,6 +379,54 @@ def test_env_features_use_enemy_clone_slots():
 def test_enemy_clone_slots_out_of_range_is_refused(bad):
     with pytest.raises(ValueError, match=rf'enemy_clone_slots must be an int in \[0, {MAX_CLONE}\].*got {bad!r}'):
         make_env(enemy_clone_slots=bad)
+
+
+def test_team_vision_by_hand_on_a_raw_game():
+    """team_vision, by hand on the capped raw game: each player keeps the nearest MAX_CLONE of its team's views'
+    clone balls (each ball once) and the nearest MAX_THORN thorns; its scalars and food map are its own view's."""
+    steps, saw_teammate_only = {}, False
+    for consts, global_state, pid, state in capped_raw_game(60):
+        steps.setdefault(id(global_state), (global_state, {}))[1][pid] = state
+    for global_state, states in steps.values():
+        for team, ids in ((0, [0, 1]), (1, [2, 3])):
+            shared = team_features(global_state, states, ids, team, consts, team_vision=True)
+            alone = team_features(global_state, states, ids, team, consts)
+            for a, pid in enumerate(ids):
+                x0, y0, x1, y1 = states[pid]['rectangle']
+                centre, h = ((x0 + x1) / 2, (y0 + y1) / 2), max(x1 - x0, y1 - y0) / 2
+                for kind, key, cap in (('clone', 'clone', MAX_CLONE), ('thorns', 'thorn', MAX_THORN)):
+                    balls = {tuple(row) for i in ids for row in states[i]['overlap'][kind]}
+                    d = sorted(math.hypot(b[0] - centre[0], b[1] - centre[1]) / h for b in balls)
+                    n = shared[f'{key}_mask'][a].sum()
+                    assert n == min(cap, len(balls))
+                    kept = np.hypot(*shared[key][a, :n, :2].T)  # (n,) distance to the player's centre / h
+                    np.testing.assert_allclose(kept, d[:n], rtol=1e-5, atol=1e-5)
+                    saw_teammate_only |= bool((np.abs(shared[key][a, :n, :2]) > 1.0 + 1e-6).any())
+                for key in ('scalar', 'food'):
+                    np.testing.assert_array_equal(shared[key][a], alone[key][a])
+    assert saw_teammate_only, 'no player ever saw a ball outside its own view: the shared view went untested'
+
+
+def test_env_features_use_team_vision():
+    """The same seeded game with env.team_vision False and True: the same game, at least as many thorns and clone
+    balls in every observation with it and more in some; a one-player team sees only its own view either way."""
+    (obs0, last0), (obs1, last1) = [play(make_env(team_vision=v), seed=3) for v in (False, True)]
+    assert len(obs0) == len(obs1) and last0.info['final_score'] == last1.info['final_score']
+    for key in ('clone_mask', 'thorn_mask'):
+        seen0 = np.array([o[key].sum() for o in obs0])
+        seen1 = np.array([o[key].sum() for o in obs1])
+        assert (seen1 >= seen0).all() and (seen1 > seen0).any(), key
+    np.testing.assert_array_equal(np.stack([o['scalar'] for o in obs0]), np.stack([o['scalar'] for o in obs1]))
+    solo = [play(make_env(preset='st_t2p1', team_vision=v), seed=3)[0] for v in (False, True)]
+    for o0, o1 in zip(*solo):
+        for key in o0:
+            np.testing.assert_array_equal(o0[key], o1[key])
+
+
+@pytest.mark.parametrize('bad', [1, 'yes', None])
+def test_team_vision_not_a_bool_is_refused(bad):
+    with pytest.raises(ValueError, match=rf'team_vision must be True or False; got {bad!r}'):
+        make_env(team_vision=bad)
 
 
 # ---- seeding ----

@@ -7,6 +7,10 @@ A view often holds more clone balls than MAX_CLONE (both teams split into up to 
 the player's own balls fill most slots and the enemy balls further out drop: the ones that can eat it, or that it can
 eat. ``enemy_slots`` > 0 reserves that many slots for the nearest enemy balls (env.enemy_clone_slots).
 
+A player's view is its own box. With ``team_vision`` (env.team_vision) its clone and thorn lists are those of its
+whole team's views (each ball once), so a player also sees the balls and thorns only a teammate has in view; those lie
+outside [-1, 1]. Food stays the player's own: the food map cuts its own box.
+
 Coordinates are relative to the player's centre (score-weighted centroid of its own clones) and divided by
 half the side of its view box, so anything in view lies in [-1, 1].
 
@@ -132,16 +136,41 @@ def team_features(
         team_id: int,
         consts: GameConsts,
         enemy_slots: int = 0,
+        team_vision: bool = False,
 ) -> Dict[str, np.ndarray]:
     """Features of a team's players (player_ids in team order), stacked: {key: (A, *OBS_SHAPES[key])}.
 
-    ``enemy_slots`` as in ``player_features``.
+    ``enemy_slots`` as in ``player_features``. ``team_vision``: each player sees the clone balls and thorns of every
+    teammate's view as well as its own (``team_overlap``).
     """
     out = empty_features(len(player_ids))
+    shared = team_overlap(player_states, player_ids) if team_vision else {}
     for a, player_id in enumerate(player_ids):
         row = {k: v[a] for k, v in out.items()}  # views: filled in place
-        _fill_player(row, global_state, player_states[player_id], player_id, team_id, a, consts, enemy_slots)
+        state = player_states[player_id]
+        if shared:
+            state = {**state, 'overlap': {**state['overlap'], **shared}}
+        _fill_player(row, global_state, state, player_id, team_id, a, consts, enemy_slots)
     return out
+
+
+def team_overlap(player_states: Mapping, player_ids: Sequence[int]) -> Dict[str, list]:
+    """The clone and thorn rows of the team's views together, each ball once (in the first view that has it):
+    {'clone': [...], 'thorns': [...]}. A ball in two views has the same row in both (one game state)."""
+    shared = {}
+    for kind in ('clone', 'thorns'):
+        rows = {}
+        for player_id in player_ids:
+            for row in player_states[player_id]['overlap'][kind]:
+                rows.setdefault(tuple(row), row)
+        shared[kind] = list(rows.values())
+    return shared
+
+
+def check_team_vision(team_vision: bool) -> None:
+    """ValueError unless team_vision is a bool."""
+    if not isinstance(team_vision, bool):
+        raise ValueError(f'team_vision must be True or False; got {team_vision!r}')
 
 
 def check_enemy_slots(enemy_slots: int) -> None:

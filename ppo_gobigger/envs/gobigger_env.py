@@ -34,7 +34,7 @@ from easydict import EasyDict
 from gobigger.envs import create_env
 
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
-from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, check_enemy_slots, team_features
+from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, check_enemy_slots, check_team_vision, team_features
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
 from .rewards import TeamReward, check_reward, other_scores
 
@@ -74,6 +74,8 @@ class GoBiggerPPOEnv(BaseEnv):
         # of the features' MAX_CLONE clone slots, this many go to the nearest enemy balls when more balls are in view
         # (0: the nearest balls, whoever owns them; see features.py)
         enemy_clone_slots=0,
+        # each player's features also hold the clone balls and thorns its teammates see (see features.py)
+        team_vision=False,
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -109,6 +111,7 @@ class GoBiggerPPOEnv(BaseEnv):
                 raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
         check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit, cfg.eaten_penalty)
         check_enemy_slots(cfg.enemy_clone_slots)
+        check_team_vision(cfg.team_vision)
         self._cfg = cfg
         self._player_num = A
         # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
@@ -294,7 +297,8 @@ class GoBiggerPPOEnv(BaseEnv):
     # ---- helpers ----
     def _observation(self, global_state: Mapping, player_states: Mapping) -> Dict[str, np.ndarray]:
         rows = [
-            team_features(global_state, player_states, ids, team, self._consts, self._cfg.enemy_clone_slots)
+            team_features(global_state, player_states, ids, team, self._consts, self._cfg.enemy_clone_slots,
+                          self._cfg.team_vision)
             for team, ids in zip(self._row_teams, self._row_ids)
         ]
         return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
