@@ -10,7 +10,6 @@ MAX_CLONE, over all decisions. The games themselves are played with the checkpoi
 same views. Prints a table and writes benchmarks/results/clone_cap_<name>.json. Nothing is asserted.
 """
 import argparse
-import os
 from typing import Dict, List, Mapping
 
 from ppo_gobigger.quiet import silence_third_party_noise
@@ -20,12 +19,10 @@ silence_third_party_noise()  # first: the imports below would print other packag
 import numpy as np
 from ding.utils import ENV_REGISTRY
 
-from ppo_gobigger.config import default_create_config
 from ppo_gobigger.envs import MAX_CLONE, GoBiggerPPOEnv
 from ppo_gobigger.envs.features import CLONE_PLAYER, CLONE_TEAM, ROW_WIDTH, SCORE, check_enemy_slots, keep_clones
-from ppo_gobigger.files import write_json
-from ppo_gobigger.pipeline.evaluate import evaluate
-from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
+
+from view_games import add_game_args, play_in_process, report_games
 
 COUNTING_ENV = 'gobigger_ppo_clone_cap'
 ROW = ROW_WIDTH['clone']  # GoBigger 0.2 clone row: x, y, r, score, vx, vy, dir_x, dir_y, player_id, team_id
@@ -92,30 +89,17 @@ class CountingEnv(GoBiggerPPOEnv):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--ckpt', required=True, help='a checkpoint (its config and features play the games)')
-    parser.add_argument('--level', type=int, default=2, help='level of the bots on the other team')
-    parser.add_argument('--games', type=int, default=10)
-    parser.add_argument('--seed', type=int, default=2000, help='env seed of the games (2000: the validation block)')
+    add_game_args(parser)
     parser.add_argument('--slots', type=int, nargs='+', default=[0, 4, 8], help='env.enemy_clone_slots values')
     args = parser.parse_args()
     for k in args.slots:
         check_enemy_slots(k)
 
     COUNTS.append(Counts(args.slots))
-    main_config = load_checkpoint(args.ckpt)['config']
-    main_config['env']['manager'] = dict(type='base')  # in this process, so that COUNTS sees every view
-    main_config['env']['evaluator_env_num'] = 1
-    main_config['env']['bot_level'] = args.level
-    create_config = default_create_config()
-    create_config.env.type = COUNTING_ENV
-    report = evaluate(args.ckpt, main_config, create_config, episodes=args.games, seed=args.seed)
+    report, env_cfg = play_in_process(args, COUNTING_ENV)
     counts = COUNTS[0].report()
-    name = os.path.basename(args.ckpt).replace('.pth.tar', '')
-    result = dict(ckpt=args.ckpt, level=args.level, games=args.games, seed=args.seed,
-                  played_with_enemy_clone_slots=main_config['env'].get('enemy_clone_slots', 0),
-                  win_rate=report['win_rate'], score_ratio=report['score_ratio_mean'], **counts)
-    print(f"{name}: {args.games} games against level-{args.level} bots (env seed {args.seed}), "
-          f"win rate {report['win_rate']:.2f}, score ratio {report['score_ratio_mean']:.2f}")
+    played = dict(played_with_enemy_clone_slots=env_cfg.get('enemy_clone_slots', 0))
+    out = report_games('clone_cap', args, report, dict(played, **counts))
     print(f"  {counts['decisions']} decisions of our players; more than {MAX_CLONE} clone balls in view at "
           f"{counts['over_cap']:.1%}, a threat in view at {counts['threat_in_view']:.1%}, prey at "
           f"{counts['prey_in_view']:.1%}")
@@ -123,8 +107,6 @@ def main() -> None:
     for k in args.slots:
         hidden = counts['hidden'][k]
         print(f"  {k:21d} | {hidden['threat']:26.1%} | {hidden['prey']:.1%}")
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', f'clone_cap_{name}_level{args.level}.json')
-    write_json(out, result)
     print(f'wrote {out}')
 
 

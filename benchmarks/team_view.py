@@ -11,7 +11,6 @@ teammate has one in view (what env.team_vision adds to its features):
 Prints a table and writes benchmarks/results/team_view_<name>_level<L>.json. Nothing is asserted.
 """
 import argparse
-import os
 from typing import Dict, List, Mapping, Sequence
 
 from ppo_gobigger.quiet import silence_third_party_noise
@@ -21,12 +20,10 @@ silence_third_party_noise()  # first: the imports below would print other packag
 import numpy as np
 from ding.utils import ENV_REGISTRY
 
-from ppo_gobigger.config import default_create_config
 from ppo_gobigger.envs import GoBiggerPPOEnv
 from ppo_gobigger.envs.features import CLONE_PLAYER, CLONE_TEAM, ROW_WIDTH, SCORE
-from ppo_gobigger.files import write_json
-from ppo_gobigger.pipeline.evaluate import evaluate
-from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
+
+from view_games import add_game_args, play_in_process, report_games
 
 COUNTING_ENV = 'gobigger_ppo_team_view'
 KINDS = ('thorn', 'enemy', 'prey', 'threat')
@@ -87,33 +84,18 @@ class CountingEnv(GoBiggerPPOEnv):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--ckpt', required=True, help='a checkpoint (its config and features play the games)')
-    parser.add_argument('--level', type=int, default=2, help='level of the bots on the other team')
-    parser.add_argument('--games', type=int, default=10)
-    parser.add_argument('--seed', type=int, default=2000, help='env seed of the games (2000: the validation block)')
+    add_game_args(parser)
     args = parser.parse_args()
 
     COUNTS.append(Counts())
-    main_config = load_checkpoint(args.ckpt)['config']
-    main_config['env']['manager'] = dict(type='base')  # in this process, so that COUNTS sees every view
-    main_config['env']['evaluator_env_num'] = 1
-    main_config['env']['bot_level'] = args.level
-    create_config = default_create_config()
-    create_config.env.type = COUNTING_ENV
-    report = evaluate(args.ckpt, main_config, create_config, episodes=args.games, seed=args.seed)
+    report, env_cfg = play_in_process(args, COUNTING_ENV)
     counts = COUNTS[0].report()
-    name = os.path.basename(args.ckpt).replace('.pth.tar', '')
-    result = dict(ckpt=args.ckpt, level=args.level, games=args.games, seed=args.seed,
-                  played_with_team_vision=main_config['env'].get('team_vision', False),
-                  win_rate=report['win_rate'], score_ratio=report['score_ratio_mean'], **counts)
-    print(f"{name}: {args.games} games against level-{args.level} bots (env seed {args.seed}), "
-          f"win rate {report['win_rate']:.2f}, score ratio {report['score_ratio_mean']:.2f}")
+    played = dict(played_with_team_vision=env_cfg.get('team_vision', False))
+    out = report_games('team_view', args, report, dict(played, **counts))
     print(f"  {counts['decisions']} decisions of our players (share of them)")
     print('  in view   | in its own view | only in a teammate\'s view')
     for kind in KINDS:
         print(f"  {kind:9s} | {counts['own'][kind]:15.1%} | {counts['teammate_only'][kind]:.1%}")
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', f'team_view_{name}_level{args.level}.json')
-    write_json(out, result)
     print(f'wrote {out}')
 
 
