@@ -123,10 +123,10 @@ def _load(path: str, run: Optional[str] = None) -> Tuple[Participant, torch.nn.M
     model = build_model(cfg)
     check_model_state(model, payload['model'], path)
     model.load_state_dict(payload['model'])
+    trained_env = {k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS + FEATURE_ENV_KEYS}
     participant = Participant(
         _without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'],
-        envstep=payload['envstep'], trained_env={k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS + FEATURE_ENV_KEYS},
-        run=run
+        envstep=payload['envstep'], trained_env=trained_env, run=run
     )
     return participant, model.eval()
 
