@@ -3,11 +3,15 @@ import csv
 import io
 import logging
 import sys
+import threading
+import time
 
 import cv2
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboardX import SummaryWriter
 
+from ppo_gobigger.pipeline.monitor import training
 from ppo_gobigger.pipeline.monitor.training import CSV_NAME, CURVE_NAME, TENSORBOARD_DIR, TrainingMonitor
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
@@ -102,3 +106,18 @@ def test_no_bar_unless_a_terminal(tmp_path, monkeypatch):
     run_monitor(tmp_path / 'on', progress=True)
     bar = err.getvalue()
     assert '1.02k/1.02k' in bar and 'eval win 0.25 reward -2.50' in bar
+
+
+def test_a_writer_that_never_closes_cannot_hang_the_end_of_a_run(tmp_path, monkeypatch, caplog):
+    """tensorboardX's close can wait forever on its logger thread (a SIGINT under load once hung a trainer there):
+    the monitor gives it WRITER_CLOSE_S, then warns and returns, with the evaluator's files written."""
+    never = threading.Event()
+    monkeypatch.setattr(training, 'WRITER_CLOSE_S', 0.5)
+    monkeypatch.setattr(SummaryWriter, 'close', lambda self: never.wait())
+    started = time.time()
+    with caplog.at_level(logging.WARNING, logger='ppo_gobigger'):
+        run_monitor(tmp_path, progress=False)
+    assert time.time() - started < 30
+    assert 'the TensorBoard writer did not close within 0.5 s' in caplog.text
+    assert (tmp_path / CSV_NAME).exists()
+    never.set()

@@ -9,8 +9,10 @@ Files, in the experiment folder:
     replays/iteration_N/  videos of a new best checkpoint's first evaluation games (replay.save_best=True)
 """
 import csv
+import logging
 import numbers
 import os
+import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
@@ -21,6 +23,9 @@ from .learning_curve import plot_learning_curve
 from .replays import REPLAY_DIR, record_best_games
 
 TENSORBOARD_DIR, CSV_NAME, CURVE_NAME = 'tensorboard', 'evaluator.csv', 'learning_curve.png'
+# seconds TensorBoard's writer gets to close: tensorboardX joins its logger thread, which a stop signal can leave
+# waiting forever on a queue (a SIGINT under load once hung a trainer there)
+WRITER_CLOSE_S = 10.0
 # learner stats whose tag is not losses/<name> (None: not charted)
 STAT_TAGS = {'cur_lr': 'charts/learning_rate', 'update_count': None}
 # training games: episode-end info key -> tag of its mean over the games that ended during an iteration
@@ -30,6 +35,9 @@ EPISODE_TAGS = {
     'score_ratio': 'charts/score_ratio',
     'rank': 'charts/rank',
 }
+
+
+logger = logging.getLogger('ppo_gobigger')
 
 
 class TrainingMonitor:
@@ -97,9 +105,16 @@ class TrainingMonitor:
                               self._progress)
 
     def close(self) -> None:
+        """Close the bar and the TensorBoard writer; a writer that does not close within WRITER_CLOSE_S is left
+        behind (its threads are daemons) so that a run always ends."""
         if self._bar is not None:
             self._bar.close()
-        self._writer.close()
+        closing = threading.Thread(target=self._writer.close, name='tensorboard-close', daemon=True)
+        closing.start()
+        closing.join(WRITER_CLOSE_S)
+        if closing.is_alive():
+            logger.warning(f'the TensorBoard writer did not close within {WRITER_CLOSE_S:g} s; its last events '
+                           f'may be missing from {os.path.join(self._exp_dir, TENSORBOARD_DIR)}')
 
     # ---- helpers ----
     def _advance(self, envstep: int) -> None:
