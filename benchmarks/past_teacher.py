@@ -36,7 +36,8 @@ PRESET = 'st_t2p2'
 SEEDS = 3
 CANDIDATES = ('0.65', '0.8')  # the falling-weight phase's share in the average
 
-WIDE = ['policy.model.actor_head=directional', 'policy.model.hidden_size=128']
+WIDTH = 'policy.model.hidden_size=128'  # the published weights' shape: the average must be built at this width too
+WIDE = ['policy.model.actor_head=directional', WIDTH]
 PPO = ['env.reward=log_score', 'env.team_spirit=0.5', 'policy.learn.learning_rate=1e-3', 'policy.learn.target_kl=None']
 CARRIED = ['policy.load_learn_state=True']  # a phase goes on with the optimizer and value normalisation of its source
 
@@ -80,7 +81,7 @@ def recipe(run: int, prefix: str = PUBLISHED_PREFIX) -> List[Step]:
             *common, '--tag', level2_long, '--from-runs', level2, *sets(*phase, 'env.bot_level=2'),
             *per_run, *trained(432_000), '--vs-level', '3', '--only-train', '--resume']),
         Step('the average, its weight chosen on validation games', average, [
-            *common, '--tag', average, '--average-runs', fall, level2_long, *sets('policy.model.hidden_size=128'),
+            *common, '--tag', average, '--average-runs', fall, level2_long, *sets(WIDTH),
             '--average-select', *CANDIDATES, '--validation-games', '50', *per_run, '--final-games', '100',
             '--no-references', '--vs-level', '2', '--resume']),
     ]
