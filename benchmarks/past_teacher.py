@@ -17,9 +17,10 @@ Each step is the command docs/results.md gives, with --resume: run the same comm
 on where the steps stopped (a finished step does not train again). Tags are PREFIX, PREFIX_vs_bots_carry_distil_fall,
 PREFIX_vs_level2_carry, PREFIX_vs_level2_carry_long and PREFIX_carry_long_average_select (the results:
 benchmarks/results/learning_<tag>.json); the default PREFIX is the published one, whose run seeds 0-2 are committed,
-so give a prefix of your own to train the recipe afresh. One run seed took 200-203 min of collection and learning on
-this project's 2 cores, and about an hour of final and validation games. Ctrl-C (or kill -INT of the learning.py
-process) stops the step that is running with its state saved, and this script with it.
+so give a prefix of your own to train the recipe afresh. One run seed took 200-211 min of collection and learning on
+this project's 2 cores, and about 50 min of validation and final games. Ctrl-C (or kill -INT of the learning.py
+process) stops the step that is running with its state saved, and this script with it. benchmarks/past_teacher_curve.py
+draws the steps' curves.
 """
 import argparse
 import os
