@@ -72,7 +72,6 @@ silence_third_party_noise()  # first: the imports below would print other packag
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter
 from tabulate import tabulate
 
 from ppo_gobigger.cli import DEFAULT_CONFIG
@@ -81,7 +80,8 @@ from ppo_gobigger.pipeline.learn.averaging import average_checkpoints, mixing_we
 from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoint
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
-from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
+from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLUMNS, GRID_ROWS, curve_grid, finish_curve_grid,
+                                                          save_figure_atomically)
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.envs.opponents import BOT_LEVELS
 from ppo_gobigger.files import replaced_atomically, write_json
@@ -614,12 +614,11 @@ def run_rows(run_tag: str, run: Dict) -> List[tuple]:
 def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: str) -> None:
     """2 x 2 panels: win rate and score ratio (rows) against env steps and training wall time (columns)."""
     fig = Figure(figsize=(11, 7), layout='constrained')
-    axes = fig.subplots(2, 2, sharey='row')
+    axes = curve_grid(fig)
     styles = dict(zip(REFERENCES, (':', '-.', '--', (0, (5, 1, 1, 1, 1, 1)))))
     colours = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')
-    for col, (x_key, x_label) in enumerate((('env_steps', 'training env steps'),
-                                            ('wall_time_s', 'training wall time (s, evaluations excluded)'))):
-        for row, (field, label) in enumerate((('win_rate', 'win rate'), ('score_ratio_mean', 'score ratio'))):
+    for col, (x_key, _) in enumerate(GRID_COLUMNS):
+        for row, (field, _) in enumerate(GRID_ROWS):
             ax = axes[row, col]
             for k, (run_tag, run) in enumerate(runs.items()):
                 points, colour = run['curve'], colours[k % len(colours)]
@@ -633,13 +632,7 @@ def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: s
                             linestyle='none', label=f'{run_tag} final, {run["final"]["games"]} new games')
             for name, ref in references.items():
                 ax.axhline(ref[field], color='grey', linestyle=styles[name], linewidth=1, label=name)
-            ax.set_xlabel(x_label)
-            ax.set_ylabel(label)
-            ax.grid(alpha=0.3)
-            if x_key == 'env_steps':
-                ax.xaxis.set_major_formatter(EngFormatter(sep=''))
-    axes[0, 0].set_ylim(-0.05, 1.05)
-    axes[1, 0].set_ylim(bottom=0)
+    finish_curve_grid(axes)
     axes[0, 0].legend(fontsize=7, loc='upper left')
     fig.suptitle(title, fontsize=11)
     save_figure_atomically(fig, path)

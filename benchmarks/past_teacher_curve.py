@@ -14,10 +14,10 @@ from typing import Dict, List, NamedTuple, Optional
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import EngFormatter
 
 from past_teacher import PRESET, PUBLISHED_PREFIX, SEEDS, recipe
-from ppo_gobigger.pipeline.monitor.learning_curve import save_figure_atomically
+from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLUMNS, GRID_ROWS, curve_grid, finish_curve_grid,
+                                                          save_figure_atomically)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
@@ -86,13 +86,12 @@ def lineage(run: int, prefix: str = PUBLISHED_PREFIX, results: str = RESULTS) ->
 def plot(lineages: List[Lineage], title: str, path: str) -> None:
     """2 x 2 panels: win rate and score ratio (rows) against env steps and training wall time (columns)."""
     fig = Figure(figsize=(12, 7.5), layout='constrained')
-    axes = fig.subplots(2, 2, sharey='row')
+    axes = curve_grid(fig)
     colours = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')
     styles = {'self-play': '-', 'the falling-weight phase': '--', 'the level-2 phase': ':'}
     final_markers = {'level-3 bots': '*', 'level-2 bots': 'D'}
-    for col, (x_key, x_label) in enumerate((('env_steps', 'training env steps'),
-                                            ('wall_time_s', 'training wall time (s, evaluations excluded)'))):
-        for row, (field, label) in enumerate((('win_rate', 'win rate'), ('score_ratio_mean', 'score ratio'))):
+    for col, (x_key, _) in enumerate(GRID_COLUMNS):
+        for row, (field, _) in enumerate(GRID_ROWS):
             ax = axes[row, col]
             for item in lineages:
                 colour = colours[item.run % len(colours)]
@@ -109,13 +108,7 @@ def plot(lineages: List[Lineage], title: str, path: str) -> None:
             if field == 'win_rate':
                 for opponents, bar in WIN_RATE_BARS.items():
                     ax.axhline(bar, color='grey', linewidth=1, linestyle='--' if '3' in opponents else ':')
-            ax.set_xlabel(x_label)
-            ax.set_ylabel(label)
-            ax.grid(alpha=0.3)
-            if x_key == 'env_steps':
-                ax.xaxis.set_major_formatter(EngFormatter(sep=''))
-    axes[0, 0].set_ylim(-0.05, 1.05)
-    axes[1, 0].set_ylim(bottom=0)
+    finish_curve_grid(axes)
     handles = [Line2D([], [], color=colours[item.run % len(colours)], label=f'run seed {item.run}')
                for item in lineages]
     handles += [Line2D([], [], color='black', linestyle='-', label='self-play, 8 games vs level-3 bots'),

@@ -50,6 +50,31 @@ def plot_learning_curve(
     save_figure_atomically(fig, path)
 
 
+# the benchmarks' 2 x 2 grid of run curves: rows (curve point field, y label), columns (x key, x label)
+GRID_ROWS = (('win_rate', 'win rate'), ('score_ratio_mean', 'score ratio'))
+GRID_COLUMNS = (('env_steps', 'training env steps'), ('wall_time_s', 'training wall time (s, evaluations excluded)'))
+
+
+def curve_grid(fig: Figure) -> np.ndarray:
+    """The (2, 2) axes of GRID_ROWS against GRID_COLUMNS, each row sharing its y axis."""
+    return fig.subplots(len(GRID_ROWS), len(GRID_COLUMNS), sharey='row')
+
+
+def finish_curve_grid(axes: np.ndarray) -> None:
+    """Labels, grid lines and y limits of a drawn curve_grid (after the drawing: limits set before it would fix
+    the autoscaled top)."""
+    for row, (_, y_label) in enumerate(GRID_ROWS):
+        for col, (x_key, x_label) in enumerate(GRID_COLUMNS):
+            ax = axes[row, col]
+            ax.set_xlabel(x_label)
+            ax.set_ylabel(y_label)
+            ax.grid(alpha=0.3)
+            if x_key == 'env_steps':
+                ax.xaxis.set_major_formatter(EngFormatter(sep=''))
+    axes[0, 0].set_ylim(-0.05, 1.05)
+    axes[1, 0].set_ylim(bottom=0)
+
+
 def save_figure_atomically(fig: Figure, path: str) -> None:
     """A viewer refreshing the file never reads half a PNG."""
     with replaced_atomically(path) as tmp:
