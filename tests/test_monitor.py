@@ -8,10 +8,12 @@ import time
 
 import cv2
 import pytest
+from matplotlib.figure import Figure
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboardX import SummaryWriter
 
 from ppo_gobigger.pipeline.monitor import training
+from ppo_gobigger.pipeline.monitor.learning_curve import GRID_COLUMNS, GRID_ROWS, curve_grid, finish_curve_grid
 from ppo_gobigger.pipeline.monitor.training import CSV_NAME, CURVE_NAME, TENSORBOARD_DIR, TrainingMonitor
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
 
@@ -121,3 +123,15 @@ def test_a_writer_that_never_closes_cannot_hang_the_end_of_a_run(tmp_path, monke
     assert 'the TensorBoard writer did not close within 0.5 s' in caplog.text
     assert (tmp_path / CSV_NAME).exists()
     never.set()
+
+
+def test_the_curve_grid_keeps_each_row_in_range_after_the_drawing():
+    axes = curve_grid(Figure())
+    assert axes.shape == (len(GRID_ROWS), len(GRID_COLUMNS))
+    axes[1, 0].plot([0, 36_000], [3.0, 80.0])  # score ratios far above 1
+    finish_curve_grid(axes)
+    assert axes[0, 1].get_ylim() == (-0.05, 1.05)  # win rate: the row shares its y axis
+    bottom, top = axes[1, 1].get_ylim()
+    assert bottom == 0 and top >= 80.0  # the top still autoscaled to what was drawn
+    assert [ax.get_xlabel() for ax in axes[1]] == [label for _, label in GRID_COLUMNS]
+    assert [row[0].get_ylabel() for row in axes] == [label for _, label in GRID_ROWS]

@@ -1,4 +1,5 @@
-"""The learning curve: the evaluator's win rate, score ratio and reward against training env steps, as a PNG.
+"""The learning curve: the evaluator's win rate, score ratio and reward against training env steps, as a PNG; and the
+benchmarks' 2 x 2 grid (win rate and score ratio against env steps and wall time) that several runs are drawn on.
 
 Drawn with matplotlib's object API on an Agg canvas (no pyplot, no display, no global backend switch).
 """
