@@ -80,8 +80,8 @@ from ppo_gobigger.pipeline.learn.averaging import average_checkpoints, mixing_we
 from ppo_gobigger.pipeline.learn.checkpoint import export_weights, load_checkpoint
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
-from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLUMNS, GRID_ROWS, curve_grid, finish_curve_grid,
-                                                          save_figure_atomically)
+from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLOURS, GRID_COLUMNS, GRID_ROWS, curve_grid,
+                                                          finish_curve_grid, save_figure_atomically)
 from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
 from ppo_gobigger.envs.opponents import BOT_LEVELS
 from ppo_gobigger.files import replaced_atomically, write_json
@@ -616,12 +616,11 @@ def plot(runs: Dict[str, Dict], references: Dict[str, Dict], title: str, path: s
     fig = Figure(figsize=(11, 7), layout='constrained')
     axes = curve_grid(fig)
     styles = dict(zip(REFERENCES, (':', '-.', '--', (0, (5, 1, 1, 1, 1, 1)))))
-    colours = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')
     for col, (x_key, _) in enumerate(GRID_COLUMNS):
         for row, (field, _) in enumerate(GRID_ROWS):
             ax = axes[row, col]
             for k, (run_tag, run) in enumerate(runs.items()):
-                points, colour = run['curve'], colours[k % len(colours)]
+                points, colour = run['curve'], GRID_COLOURS[k % len(GRID_COLOURS)]
                 if not points:  # an --average-runs run: trained by its sources, no curve of its own
                     continue
                 x = [p[x_key] for p in points]

@@ -28,7 +28,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from typing import List, NamedTuple
+from typing import List, NamedTuple, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEARNING = os.path.join(HERE, 'learning.py')
@@ -47,6 +47,13 @@ class Step(NamedTuple):
     name: str
     tag: str
     argv: List[str]  # benchmarks/learning.py's arguments
+
+
+def prefix_problem(prefix: str) -> Optional[str]:
+    """What is wrong with a tags' prefix, or None: it starts with the preset and holds only letters, digits and _."""
+    if prefix.startswith(f'{PRESET}_') and prefix.replace('_', '').isalnum():
+        return None
+    return f'--prefix must start with {PRESET}_ and hold only letters, digits and _, got {prefix!r}'
 
 
 def sets(*overrides: str) -> List[str]:
@@ -110,8 +117,8 @@ def main() -> None:
     args = parser.parse_args()
     if not 0 <= args.run < SEEDS:
         parser.error(f'--run must be a run seed from 0 to {SEEDS - 1}, got {args.run}')
-    if not args.prefix.startswith(f'{PRESET}_') or not args.prefix.replace('_', '').isalnum():
-        parser.error(f'--prefix must start with {PRESET}_ and hold only letters, digits and _, got {args.prefix!r}')
+    if prefix_problem(args.prefix):
+        parser.error(prefix_problem(args.prefix))
 
     steps = recipe(args.run, args.prefix)
     root = os.path.dirname(HERE)

@@ -15,12 +15,11 @@ from typing import Dict, List, NamedTuple, Optional
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from past_teacher import PRESET, PUBLISHED_PREFIX, SEEDS, recipe
-from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLUMNS, GRID_ROWS, curve_grid, finish_curve_grid,
-                                                          save_figure_atomically)
+import learning  # benchmarks/learning.py: where each tag's results are and what its runs are named
+from past_teacher import PRESET, PUBLISHED_PREFIX, SEEDS, prefix_problem, recipe
+from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLOURS, GRID_COLUMNS, GRID_ROWS, curve_grid,
+                                                          finish_curve_grid, save_figure_atomically)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, 'results')
 WIN_RATE_BARS = {'level-3 bots': 0.95, 'level-2 bots': 0.8}  # target 2's win-rate bars
 
 
@@ -42,13 +41,13 @@ class Lineage(NamedTuple):
     kickstart: Optional[Dict]  # the kickstart alone on the same games against the level-3 bots
 
 
-def load_run(tag: str, run: int, results: str = RESULTS) -> Optional[Dict]:
+def load_run(tag: str, run: int) -> Optional[Dict]:
     """The run of seed `run` in learning_<tag>.json, or None where that step has not run."""
-    path = os.path.join(results, f'learning_{tag}.json')
+    path = learning.results_path(tag)
     if not os.path.exists(path):
         return None
     with open(path) as f:
-        return json.load(f)['runs'].get(f'{tag}_s{run}')
+        return json.load(f)['runs'].get(learning.run_name(tag, run, several=True))
 
 
 def segment(phase: str, opponents: str, run: Dict, start_steps: float, start_wall: float) -> Segment:
@@ -58,23 +57,22 @@ def segment(phase: str, opponents: str, run: Dict, start_steps: float, start_wal
                    [p['score_ratio_mean'] for p in curve])
 
 
-def lineage(run: int, prefix: str = PUBLISHED_PREFIX, results: str = RESULTS) -> Optional[Lineage]:
+def lineage(run: int, prefix: str = PUBLISHED_PREFIX) -> Optional[Lineage]:
     """Run seed `run`'s phases placed end to end, as far as they have run (None before self-play's first point)."""
-    selfplay, fall, level2, level2_long, average = (load_run(step.tag, run, results) for step in recipe(run, prefix))
+    selfplay, fall, level2, level2_long, average = (load_run(step.tag, run) for step in recipe(run, prefix))
     if not selfplay or not selfplay['curve']:
         return None
     segments = [segment('self-play', 'level-3 bots', selfplay, 0, 0)]
     end_steps, end_wall = segments[0].env_steps[-1], segments[0].wall_time_s[-1]
-    steps, wall = end_steps, end_wall
     if fall and fall['curve']:
         segments.append(segment('the falling-weight phase', 'level-3 bots', fall, end_steps, end_wall))
-        steps, wall = steps + fall['curve'][-1]['env_steps'], wall + fall['curve'][-1]['wall_time_s']
     start_steps, start_wall = end_steps, end_wall
     for phase in (level2, level2_long):  # the longer phase goes on from the first one's end
         if phase and phase['curve']:
             segments.append(segment('the level-2 phase', 'level-2 bots', phase, start_steps, start_wall))
             start_steps, start_wall = segments[-1].env_steps[-1], segments[-1].wall_time_s[-1]
-            steps, wall = steps + phase['curve'][-1]['env_steps'], wall + phase['curve'][-1]['wall_time_s']
+    trained = [phase['curve'][-1] for phase in (selfplay, fall, level2, level2_long) if phase and phase['curve']]
+    steps, wall = sum(p['env_steps'] for p in trained), sum(p['wall_time_s'] for p in trained)
     final = kickstart = None
     if average and 'final' in average:
         final = {'level-3 bots': average['final']}
@@ -87,14 +85,13 @@ def plot(lineages: List[Lineage], title: str, path: str) -> None:
     """2 x 2 panels: win rate and score ratio (rows) against env steps and training wall time (columns)."""
     fig = Figure(figsize=(12, 7.5), layout='constrained')
     axes = curve_grid(fig)
-    colours = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')
     styles = {'self-play': '-', 'the falling-weight phase': '--', 'the level-2 phase': ':'}
     final_markers = {'level-3 bots': '*', 'level-2 bots': 'D'}
     for col, (x_key, _) in enumerate(GRID_COLUMNS):
         for row, (field, _) in enumerate(GRID_ROWS):
             ax = axes[row, col]
             for item in lineages:
-                colour = colours[item.run % len(colours)]
+                colour = GRID_COLOURS[item.run % len(GRID_COLOURS)]
                 for seg in item.segments:
                     ax.plot(getattr(seg, x_key), getattr(seg, field), linestyle=styles[seg.phase], marker='o',
                             markersize=2.5, color=colour)
@@ -109,7 +106,7 @@ def plot(lineages: List[Lineage], title: str, path: str) -> None:
                 for opponents, bar in WIN_RATE_BARS.items():
                     ax.axhline(bar, color='grey', linewidth=1, linestyle='--' if '3' in opponents else ':')
     finish_curve_grid(axes)
-    handles = [Line2D([], [], color=colours[item.run % len(colours)], label=f'run seed {item.run}')
+    handles = [Line2D([], [], color=GRID_COLOURS[item.run % len(GRID_COLOURS)], label=f'run seed {item.run}')
                for item in lineages]
     handles += [Line2D([], [], color='black', linestyle='-', label='self-play, 8 games vs level-3 bots'),
                 Line2D([], [], color='black', linestyle='--', label='falling-weight phase, 8 games vs level-3 bots'),
@@ -133,12 +130,12 @@ def main() -> None:
                         help=f'the tags\' prefix, as given to benchmarks/past_teacher.py (default: {PUBLISHED_PREFIX})')
     parser.add_argument('--out', help='the PNG to write (default: benchmarks/results/past_teacher_<prefix>.png)')
     args = parser.parse_args()
-    if not args.prefix.startswith(f'{PRESET}_'):
-        parser.error(f'--prefix must start with {PRESET}_, got {args.prefix!r}')
+    if prefix_problem(args.prefix):
+        parser.error(prefix_problem(args.prefix))
     lineages = [item for item in (lineage(run, args.prefix) for run in range(SEEDS)) if item]
     if not lineages:
         parser.error(f'no run of {args.prefix} has evaluations yet (benchmarks/results/learning_{args.prefix}.json)')
-    path = args.out or os.path.join(RESULTS, f'past_teacher_{args.prefix}.png')
+    path = args.out or os.path.join(learning.RESULTS, f'past_teacher_{args.prefix}.png')
     plot(lineages, f'{PRESET}, target 2\'s recipe ({args.prefix}): each phase from where it starts', path)
     for item in lineages:
         final = ', '.join(f'{row["win_rate"]:.2f} / {row["score_ratio_mean"]:.3f} vs {opponents}'

@@ -50,11 +50,12 @@ def test_the_published_phases_are_placed_end_to_end(curve, run):
     assert item.kickstart == average['kickstart']
 
 
-def test_a_lineage_is_drawn_as_far_as_it_has_run(curve, tmp_path):
+def test_a_lineage_is_drawn_as_far_as_it_has_run(curve, tmp_path, monkeypatch):
     prefix = curve.PUBLISHED_PREFIX
-    assert curve.lineage(0, prefix, str(tmp_path)) is None  # nothing has run: nothing to draw
+    monkeypatch.setattr(curve.learning, 'RESULTS', str(tmp_path))
+    assert curve.lineage(0, prefix) is None  # nothing has run: nothing to draw
     shutil.copy(os.path.join(BENCHMARKS, 'results', f'learning_{prefix}.json'), tmp_path)
-    item = curve.lineage(0, prefix, str(tmp_path))
+    item = curve.lineage(0, prefix)
     assert [s.phase for s in item.segments] == ['self-play']
     assert (item.env_steps, item.final, item.kickstart) == (360_000, None, None)
     out = tmp_path / 'partial.png'

@@ -54,6 +54,7 @@ def plot_learning_curve(
 # the benchmarks' 2 x 2 grid of run curves: rows (curve point field, y label), columns (x key, x label)
 GRID_ROWS = (('win_rate', 'win rate'), ('score_ratio_mean', 'score ratio'))
 GRID_COLUMNS = (('env_steps', 'training env steps'), ('wall_time_s', 'training wall time (s, evaluations excluded)'))
+GRID_COLOURS = ('tab:blue', 'tab:orange', 'tab:green', 'tab:purple', 'tab:brown')  # one per run, in turn
 
 
 def curve_grid(fig: Figure) -> np.ndarray:
