@@ -1,5 +1,5 @@
 # The commands of the README. Each creates .venv and installs the package with its test and ray extras the
-# first time (reused afterwards; re-installed when setup.py changes), then runs its job.
+# first time (reused afterwards; re-installed when setup.py or constraints.txt changes), then runs its job.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -16,7 +16,7 @@ test: $(STAMP)
 docs: $(STAMP)  # the config reference of docs/configuration.md, regenerated from the code
 	$(PY) -m ppo_gobigger.config_reference --write docs/configuration.md
 
-$(STAMP): setup.py
+$(STAMP): setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --progress-bar off -e '.[test,ray]'
+	$(PY) -m pip install --progress-bar off -c constraints.txt -e '.[test,ray]'
 	touch $(STAMP)

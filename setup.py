@@ -9,9 +9,9 @@ setup(
     packages=find_packages(include=['ppo_gobigger', 'ppo_gobigger.*']),
     python_requires='>=3.8',
     install_requires=[
-        'torch',
+        'torch>=2.0,<3',
         'gobigger>=0.2.1,<0.3',
-        'DI-engine>=0.5.3',
+        'DI-engine>=0.5.3,<0.6',  # pipeline/play/env_manager.py overrides the managers' private internals
         'easydict',
         'numpy',
         'gym',  # DI-engine's BaseEnv is a gym.Env; spaces are gym spaces
