@@ -1,5 +1,9 @@
-"""The config reference of docs/configuration.md is what the code says now (regenerate with `make docs`)."""
+"""The docs say what the code does and stay short: the config reference of docs/configuration.md is what the code
+says now (regenerate with `make docs`), every relative link of README.md and docs/*.md leads to a file (and a heading)
+that exists, the README is at most 200 lines and names no commit, docs/results.md is at most 400 lines."""
+import glob
 import os
+import re
 
 import pytest
 
@@ -7,6 +11,62 @@ from ppo_gobigger import config_reference
 from ppo_gobigger.config import default_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = ['README.md'] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, 'docs', '*.md')))
+LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')  # [text](target) and ![alt](target)
+COMMIT = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b')  # hex with a letter and a digit
+
+
+def _read(relpath):
+    with open(os.path.join(ROOT, relpath), encoding='utf-8') as f:
+        return f.read()
+
+
+def _without_code(text):
+    """The text outside fenced code blocks: a link inside one is an example, not a link."""
+    return re.sub(r'^```.*?^```', '', text, flags=re.S | re.M)
+
+
+def _anchors(text):
+    """GitHub's heading anchors: lower case, punctuation dropped but '-' and '_', spaces to '-'; repeats get -1, -2."""
+    seen, anchors = {}, set()
+    for heading in re.findall(r'^#{1,6} +(.+?) *$', _without_code(text), flags=re.M):
+        slug = re.sub(r'[^\w\- ]', '', heading.strip().lower()).replace(' ', '-')
+        anchors.add(slug if slug not in seen else f'{slug}-{seen[slug]}')
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for doc in DOCS:
+        for target in LINK.findall(_without_code(_read(doc))):
+            if re.match(r'[a-z]+:', target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition('#')
+            resolved = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+            if not os.path.exists(os.path.join(ROOT, resolved)):
+                broken.append(f'{doc}: {target} (no file {resolved})')
+            elif anchor and resolved.endswith('.md') and anchor not in _anchors(_read(resolved)):
+                broken.append(f'{doc}: {target} (no heading #{anchor} in {resolved})')
+    assert not broken, 'broken links:\n' + '\n'.join(broken)
+
+
+def test_the_link_check_sees_links_anchors_and_code():
+    text = '# A title, with `code`\n## Title\n## Title\n```\n[x](nowhere.md)\n```\nsee [y](a.md#b) and ![z](c.png)\n'
+    assert LINK.findall(_without_code(text)) == ['a.md#b', 'c.png']
+    assert _anchors(text) == {'a-title-with-code', 'title', 'title-1'}
+
+
+def test_readme_is_short_and_names_no_commit():
+    readme = _read('README.md')
+    assert len(readme.splitlines()) <= 200, f'README.md has {len(readme.splitlines())} lines; at most 200'
+    assert not COMMIT.findall(readme), f'README.md names commits {COMMIT.findall(readme)}: give a date instead'
+    assert COMMIT.findall('measured at 2e9ddf4, 180,000 env steps, 1080000 frames') == ['2e9ddf4']
+
+
+def test_results_is_short():
+    lines = len(_read(os.path.join('docs', 'results.md')).splitlines())
+    assert lines <= 400, f'docs/results.md has {lines} lines; at most 400: a summary, the diary is in the history'
 
 
 def test_readme_config_reference_is_current():
