@@ -124,6 +124,11 @@ def main() -> None:
     # the games every row plays: the config's, or without training the first agent's (with --set)
     games_of = cfg if args.env_steps is not None else \
         rows.checkpoint_config(next(iter(args.agents.values())), args.set)
+    for name, path in args.agents.items():  # every row on the same games: one preset
+        preset = rows.checkpoint_config(path, args.set)['env']['preset']
+        if preset != games_of['env']['preset']:
+            raise SystemExit(f'--checkpoint {name}: {path} plays {preset}, the other rows {games_of["env"]["preset"]}; '
+                             f'measure agents of another preset in a command of their own')
     tag = args.tag or games_of['env']['preset']
     json_path = runs.results_path(tag)
     settings = dict(tag=tag, config=os.path.relpath(args.config), overrides=args.set, preset=games_of['env']['preset'],
