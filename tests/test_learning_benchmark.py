@@ -175,6 +175,18 @@ def test_processes_side_by_side_keep_each_others_runs(copy_of, monkeypatch):
     assert set(after['references']) == set(learning_rows.REFERENCES)
 
 
+def test_one_run_of_several_is_trained_alone(tmp_path, monkeypatch):
+    """--run K trains and plays run K of the --seeds runs alone, with its own run seed and tag."""
+    point_at(tmp_path, monkeypatch)
+    result = run_benchmark(monkeypatch, *TRAIN, '--env-steps', '256', '--seeds', '2', '--run', '1', '--no-references',
+                           sets=TINY + ['pretrain.env_steps=0'])
+    assert list(result['runs']) == ['kick_s1'] and result['references'] == {}
+    run = result['runs']['kick_s1']
+    assert run['seed'] == result['settings']['seed'] + 1 and run['final']['games'] == 2
+    assert [p['env_steps'] for p in run['curve']] == [0, 256] and 'kickstart' not in run
+    assert os.path.isfile(tmp_path / run['published']) and not (tmp_path / 'runs' / 'kick_s0').exists()
+
+
 def test_a_zoo_agent_plays_the_final_games_beside_the_reference_rows(tmp_path, monkeypatch, capsys):
     """--checkpoint NAME=PATH, no training: a self-play agent of the zoo plays its own config's games (shortened by
     --set) against the bots, as the reference rows do, on the same games; a second agent is compared with it."""
