@@ -226,22 +226,14 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
         close_env_manager(collector_env)
         close_env_manager(evaluator_env)
     collect_total, learn_total = sum(collect_s), sum(learn_s)
-    return dict(
-        env_steps=steps,
-        env_steps_returned=timer.env_steps,  # every step the manager handed back while collecting
-        reached_learner=steps / max(timer.env_steps, 1),
-        env_steps_per_s=steps / (collect_total + learn_total),
-        collect_s=collect_s,
-        learn_s=learn_s,
-        inference_s=timer.inference_s,
-        inference_calls=timer.inference_calls,
-        manager_step_s=timer.manager_s,
-        manager_calls=timer.manager_calls,
-        env_step_critical_s=timer.env_critical_s,
+    return dict(  # env_steps_returned: every step the manager handed back while collecting
+        env_steps=steps, env_steps_returned=timer.env_steps, reached_learner=steps / max(timer.env_steps, 1),
+        env_steps_per_s=steps / (collect_total + learn_total), collect_s=collect_s, learn_s=learn_s,
+        inference_s=timer.inference_s, inference_calls=timer.inference_calls, manager_step_s=timer.manager_s,
+        manager_calls=timer.manager_calls, env_step_critical_s=timer.env_critical_s,
         env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
         ipc_manager_s=timer.manager_s - timer.env_critical_s,
-        collector_other_s=collect_total - timer.manager_s - timer.inference_s,
-        evaluation=evaluation,
+        collector_other_s=collect_total - timer.manager_s - timer.inference_s, evaluation=evaluation,
     )
 
 
@@ -257,7 +249,16 @@ def time_evaluation(cfg, evaluator_env, policy, episodes: int, exp_dir: str) -> 
                 env_num=evaluator_env.env_num)
 
 
-# ------------------------------------------------------------------------------------------------------ report
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+
+
+def machine() -> Dict:
+    """What the figures were measured on, and how loaded it was at the end."""
+    return dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
+                loadavg_at_end=os.getloadavg())
+
+
 def breakdown_rows(raw: Dict, train: Dict) -> List[tuple]:
     """(component, value, unit, note) rows of the printed table."""
     steps = train['env_steps']
@@ -331,18 +332,12 @@ def run_table(main_config, create_config, overrides: List[str], args) -> None:
                              reached_learner=train['reached_learner']))
             print(f'{manager:17} {env_num} envs: raw {raw["env_steps_per_s"]:6.0f}  training '
                   f'{train["env_steps_per_s"]:5.0f} env steps/s  ratio {ratio:.3f}', flush=True)
-    result = dict(
-        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        settings=dict(config=os.path.relpath(args.config), overrides=overrides, iterations=args.iterations,
-                      raw_seconds=args.raw_seconds),
-        rows=rows,
-        machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
-                     loadavg_at_end=os.getloadavg()),
-    )
+    result = dict(date=now(), settings=dict(config=os.path.relpath(args.config), overrides=overrides,
+                                            iterations=args.iterations, raw_seconds=args.raw_seconds),
+                  rows=rows, machine=machine())
     write_json(TABLE_RESULTS, result)
     print(f'wrote {TABLE_RESULTS}\n')
-    header = '| env manager | ' + ' | '.join(f'{n} env{"s" if n > 1 else ""}' for n in TABLE_ENV_NUMS) + ' |'
-    print(header)
+    print('| env manager | ' + ' | '.join(f'{n} env{"s" if n > 1 else ""}' for n in TABLE_ENV_NUMS) + ' |')
     print('|' + ' --- |' * (len(TABLE_ENV_NUMS) + 1))
     for manager in TABLE_MANAGERS:
         cells = [next(r for r in rows if r['manager'] == manager and r['env_num'] == n) for n in TABLE_ENV_NUMS]
@@ -364,7 +359,6 @@ def main() -> None:
     parser.add_argument('--table', action='store_true',
                         help=f'measure every env manager x env count {TABLE_ENV_NUMS} instead; writes {TABLE_RESULTS}')
     args = parser.parse_args()
-    os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')
 
     main_config, create_config = load_config_file(args.config)
     if args.table:
@@ -377,11 +371,10 @@ def main() -> None:
         overrides.append(f'env.manager.type={args.manager}')
     cfg, create_cfg = compile_config(apply_overrides(main_config, overrides), create_config)
     env_num = cfg.env.collector_env_num
-    settings = dict(
-        config=os.path.relpath(args.config), overrides=overrides, preset=cfg.env.preset, opponent=cfg.env.opponent,
-        bot_level=cfg.env.bot_level, env_num=env_num, manager=cfg.env.manager.type, iterations=args.iterations,
-        n_sample=cfg.policy.collect.n_sample, raw_seconds=args.raw_seconds, eval_episodes=args.eval_episodes,
-    )
+    settings = dict(config=os.path.relpath(args.config), overrides=overrides, preset=cfg.env.preset,
+                    opponent=cfg.env.opponent, bot_level=cfg.env.bot_level, env_num=env_num,
+                    manager=cfg.env.manager.type, iterations=args.iterations, n_sample=cfg.policy.collect.n_sample,
+                    raw_seconds=args.raw_seconds, eval_episodes=args.eval_episodes)
 
     raw = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed)
     raw_bots = measure_raw(cfg.env, env_num, args.raw_seconds, cfg.seed, our_side='bots')
@@ -395,13 +388,8 @@ def main() -> None:
                     measure_raw(cfg.env, evaluation['env_num'], args.raw_seconds, cfg.seed, our_side='bots'))
         ratios.update(eval_raw_env_steps_per_s=raw_eval['env_steps_per_s'],
                       evaluation_to_raw_bots=evaluation['env_steps_per_s'] / raw_eval['env_steps_per_s'])
-    result = dict(
-        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        settings=settings, raw=raw, raw_our_team_bots=raw_bots, raw_evaluation=raw_eval, training=train,
-        ratio_training_to_raw=ratios['training_to_raw'], ratios=ratios,
-        machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count(),
-                     loadavg_at_end=os.getloadavg()),
-    )
+    result = dict(date=now(), settings=settings, raw=raw, raw_our_team_bots=raw_bots, raw_evaluation=raw_eval,
+                  training=train, ratio_training_to_raw=ratios['training_to_raw'], ratios=ratios, machine=machine())
     write_json(args.output, result)
     print(f'wrote {args.output}')
     print_report(settings, raw, raw_bots, train, ratios)
