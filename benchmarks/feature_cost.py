@@ -2,7 +2,7 @@
 
 Plays one st_t2p2 game with level-3 bots driving all four players (so the views look like real play), and times
 per step: the raw GoBigger step, the bots, and the features of our team's two players (team_features). Then times
-the full GoBiggerPPOEnv step (features + bots + game + bookkeeping) with random actions for our team.
+the full GoBiggerEnv step (features + bots + game + bookkeeping) with random actions for our team.
 Prints a table and writes benchmarks/results/feature_cost.json. Nothing is asserted: the numbers are for reading.
 """
 import argparse
@@ -21,7 +21,7 @@ from gobigger.envs import create_env
 from gobigger.utils import deep_merge_dicts
 
 import gobigger.configs
-from ppo_gobigger.envs import ACTION_NUM, GameConsts, GoBiggerPPOEnv, team_features
+from ppo_gobigger.envs import ACTION_NUM, GameConsts, GoBiggerEnv, team_features
 from ppo_gobigger.files import write_json
 
 PRESET = 'st_t2p2'
@@ -65,7 +65,7 @@ def time_raw_game(frames: int, seed: int) -> dict:
 
 
 def time_env(frames: int, seed: int) -> dict:
-    env = GoBiggerPPOEnv(dict(preset=PRESET, custom_cfg={'frame_limit': frames}, opponent='bot', bot_level=3))
+    env = GoBiggerEnv(dict(preset=PRESET, custom_cfg={'frame_limit': frames}, opponent='bot', bot_level=3))
     env.seed(seed)
     env.reset()
     rng = np.random.default_rng(seed)
@@ -99,7 +99,7 @@ def main() -> None:
           f"(p95 {raw['features_per_player_p95_us']:.1f} us)")
     print(f"  features of our 2 players / game step: {raw['features_vs_game_step']:.1%}")
     print(f"  mean in view (food, spore, clone, thorns): {raw['mean_in_view_food_spore_clone_thorns']}")
-    print(f"GoBiggerPPOEnv.step (features + bots + game): {env['env_step_ms']:.3f} ms, {env['env_steps_per_s']:.0f}/s")
+    print(f"GoBiggerEnv.step (features + bots + game): {env['env_step_ms']:.3f} ms, {env['env_steps_per_s']:.0f}/s")
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'feature_cost.json')
     write_json(out, result)
     print(f'wrote {out}')

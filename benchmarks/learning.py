@@ -82,7 +82,7 @@ from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.interrupt import TrainingInterrupted
 from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLOURS, GRID_COLUMNS, GRID_ROWS, curve_grid,
                                                           finish_curve_grid, save_figure_atomically)
-from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
+from ppo_gobigger.envs.teams import EAT_COUNTS
 from ppo_gobigger.envs.opponents import BOT_LEVELS
 from ppo_gobigger.files import replaced_atomically, write_json
 from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
@@ -528,7 +528,7 @@ def select_checkpoint(run_tag: str, run: Dict, args, validation_seed: int, save:
 
 def opponents_of(cfg: Dict) -> str:
     """What the evaluations and the final games of a run with config ``cfg`` play: bots, also for self-play and
-    league runs (their evaluator envs play 'bot', see GoBiggerPPOEnv); 'random' runs are evaluated against random
+    league runs (their evaluator envs play 'bot', see GoBiggerEnv); 'random' runs are evaluated against random
     teams."""
     return 'random' if cfg['env']['opponent'] == 'random' else f'bot level {cfg["env"]["bot_level"]}'
 
