@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from tabulate import tabulate
 
 from learning_rows import run_rows
-from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
+from ppo_gobigger.envs.teams import EAT_COUNTS
 from ppo_gobigger.pipeline.monitor.learning_curve import (GRID_COLOURS, GRID_COLUMNS, GRID_ROWS, curve_grid,
                                                           finish_curve_grid, save_figure_atomically)
 

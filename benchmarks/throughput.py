@@ -45,7 +45,7 @@ from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.features import GameConsts, team_features
-from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
+from ppo_gobigger.envs.gobigger_env import GoBiggerEnv
 from ppo_gobigger.envs.opponents import Opponents
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
@@ -147,8 +147,8 @@ def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int, our_side
 
 # ----------------------------------------------------------------------------------------------- training rate
 @ENV_REGISTRY.register('gobigger_ppo_timed')
-class TimedGoBiggerPPOEnv(GoBiggerPPOEnv):
-    """GoBiggerPPOEnv that reports the wall time of its own step in info['env_step_s'] (measured in the env)."""
+class TimedGoBiggerEnv(GoBiggerEnv):
+    """GoBiggerEnv that reports the wall time of its own step in info['env_step_s'] (measured in the env)."""
 
     def step(self, action):
         start = time.perf_counter()

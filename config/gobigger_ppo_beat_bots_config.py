@@ -41,6 +41,6 @@ main_config = EasyDict(dict(
 ))
 
 create_config = EasyDict(dict(
-    env=dict(type='gobigger_ppo', import_names=['ppo_gobigger.envs.gobigger_env']),
+    env=dict(type='gobigger', import_names=['ppo_gobigger.envs.gobigger_env']),
     policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
 ))

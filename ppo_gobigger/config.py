@@ -32,7 +32,7 @@ LEAGUE_SAMPLING = ('uniform', 'pfsp')  # league.sampling
 
 def default_config() -> EasyDict:
     """The full default main_config: every key a user may set, with its default."""
-    from .envs.gobigger_env import GoBiggerPPOEnv
+    from .envs.gobigger_env import GoBiggerEnv
     from .model.gobigger_ppo_model import GoBiggerPPoModel
     from .policy.gobigger_ppo import GoBiggerPPOPolicy
 
@@ -43,7 +43,7 @@ def default_config() -> EasyDict:
         for name, p in inspect.signature(GoBiggerPPoModel.__init__).parameters.items()
         if name != 'self' and p.default is not inspect.Parameter.empty
     }
-    env = GoBiggerPPOEnv.default_config()
+    env = GoBiggerEnv.default_config()
     env.pop('cfg_type', None)
     return EasyDict(
         dict(
@@ -117,7 +117,7 @@ def default_create_config() -> EasyDict:
     """Which registered env and policy to build (DI-engine's create_config)."""
     return EasyDict(
         dict(
-            env=dict(type='gobigger_ppo', import_names=['ppo_gobigger.envs.gobigger_env']),
+            env=dict(type='gobigger', import_names=['ppo_gobigger.envs.gobigger_env']),
             policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
         )
     )

@@ -29,11 +29,11 @@ UNCOMMENTED = {'policy.type': "the policy's DI-engine registry name (create_conf
 def sources() -> List[Tuple[str, Any]]:
     """(key prefix, object whose source holds the defaults of the keys under it), outermost first."""
     from .config import default_config
-    from .envs.gobigger_env import GoBiggerPPOEnv
+    from .envs.gobigger_env import GoBiggerEnv
     from .model.gobigger_ppo_model import GoBiggerPPoModel
     from .policy.gobigger_ppo import GoBiggerPPOPolicy
 
-    return [('', default_config), ('env.', GoBiggerPPOEnv), ('policy.', GoBiggerPPOPolicy),
+    return [('', default_config), ('env.', GoBiggerEnv), ('policy.', GoBiggerPPOPolicy),
             ('policy.model.', GoBiggerPPoModel.__init__)]
 
 

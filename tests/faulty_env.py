@@ -1,4 +1,4 @@
-"""A GoBiggerPPOEnv that injects one fault into a real game, for the fault-tolerance tests.
+"""A GoBiggerEnv that injects one fault into a real game, for the fault-tolerance tests.
 
 The fault is chosen by environment variables (inherited by env processes): PPO_GOBIGGER_FAULT is one of
 kill (SIGKILL of the env's own process), hang (sleeps past any step timeout), raise (the game's step raises),
@@ -13,7 +13,7 @@ import time
 import numpy as np
 from ding.utils import ENV_REGISTRY
 
-from ppo_gobigger.envs import GoBiggerPPOEnv
+from ppo_gobigger.envs import GoBiggerEnv
 
 FAULT_STEP = 15
 
@@ -27,8 +27,8 @@ def _claim() -> bool:
     return True
 
 
-@ENV_REGISTRY.register('gobigger_ppo_faulty')
-class FaultyGoBiggerEnv(GoBiggerPPOEnv):
+@ENV_REGISTRY.register('gobigger_faulty')
+class FaultyGoBiggerEnv(GoBiggerEnv):
 
     def reset(self):
         self._steps = 0

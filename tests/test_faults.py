@@ -7,7 +7,14 @@ import pytest
 
 from test_training import small_config
 
-FAULTY = {'env': {'type': 'gobigger_ppo_faulty', 'import_names': ['faulty_env']}}
+FAULTY = {'env': {'type': 'gobigger_faulty', 'import_names': ['faulty_env']}}
+SHORT = [  # on test_training's small settings: 2 rollouts of 128 env steps, an evaluation before and after them
+    'env.custom_cfg.frame_limit=60',  # 30 env steps a game: each env reaches faulty_env.FAULT_STEP (15) in its first
+    'policy.collect.n_sample=128',  # one minibatch of 128, 2 epochs: 2 updates a rollout
+    'policy.eval.evaluator.eval_freq=256',
+    'max_env_step=256',
+    'env.manager.step_timeout=5',
+]
 
 
 def read_jsonl(path):
@@ -28,12 +35,12 @@ def test_training_survives_the_fault(fault, in_evaluator, tmp_path, monkeypatch,
     monkeypatch.setenv('PPO_GOBIGGER_FAULT_DIR', str(tmp_path))
     monkeypatch.setenv('PPO_GOBIGGER_FAULT_EVAL', '1' if in_evaluator else '0')
     exp_dir = tmp_path / 'exp'
-    main_config, _ = small_config(exp_dir, 'max_env_step=512', 'env.manager.step_timeout=5')
+    main_config, _ = small_config(exp_dir, *SHORT)
     with caplog.at_level(logging.INFO):
         _, report = train(main_config, FAULTY, seed=0)
     assert (tmp_path / 'claimed').exists()  # the fault did happen
     log = read_jsonl(exp_dir / 'learner.jsonl')
-    assert [r['envstep'] for r in log] == [256, 512]  # training went on to the end
+    assert [r['envstep'] for r in log] == [128, 256]  # training went on to the end
     reports = read_jsonl(exp_dir / 'evaluator.jsonl')
     assert [r['episode_count'] for r in reports] == [2, 2]  # evaluations are complete despite the fault
     messages = caplog.text
@@ -43,5 +50,5 @@ def test_training_survives_the_fault(fault, in_evaluator, tmp_path, monkeypatch,
         assert log[-1]['skipped_updates'] >= 1 and 'non-finite' in messages
     elif fault != 'kill' or not in_evaluator:
         assert 'abnormal step' in messages
-    assert log[-1]['train_iter'] == (4 if fault == 'nan' else 8)  # the NaN rollout's updates were skipped
+    assert log[-1]['train_iter'] == (2 if fault == 'nan' else 4)  # the NaN rollout's updates were skipped
     assert (exp_dir / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar').exists()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ppo_gobigger.config import ConfigError, compile_config
-from ppo_gobigger.envs import OBS_SHAPES, GoBiggerPPOEnv
+from ppo_gobigger.envs import OBS_SHAPES, GoBiggerEnv
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
 from ppo_gobigger.pipeline.league.pool import LeaguePool
@@ -29,7 +29,7 @@ def play(env, actions):
 
 @pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
 def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
-    env = GoBiggerPPOEnv(dict(preset=preset, opponent='self', team_id=1, custom_cfg={'frame_limit': 40}))
+    env = GoBiggerEnv(dict(preset=preset, opponent='self', team_id=1, custom_cfg={'frame_limit': 40}))
     G, A = {'st_t2p2': (2, 2), 'st_t3p2': (3, 2)}[preset]
     env.seed(0)
     obs = env.reset()
@@ -53,7 +53,7 @@ def test_a_row_with_a_bot_level_is_played_by_the_bots():
     """Row 1 handed to level-3 bots: whatever actions the caller gives for it, the game is the one in which the
     env's own level-3 bot opponents play that team."""
     def game(opponent, row1):
-        env = GoBiggerPPOEnv(dict(opponent=opponent, custom_cfg={'frame_limit': 60}))
+        env = GoBiggerEnv(dict(opponent=opponent, custom_cfg={'frame_limit': 60}))
         env.seed(5)
         ours = np.random.default_rng(1)
         if opponent == 'bot':
@@ -70,7 +70,7 @@ def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
     """A row that decides once and holds for 3 steps at action_repeat 1 plays the game that action_repeat 4 plays:
     the league plays each policy at its own decision rate this way."""
     def game(action_repeat, step):
-        env = GoBiggerPPOEnv(dict(opponent='league', action_repeat=action_repeat, custom_cfg={'frame_limit': 80}))
+        env = GoBiggerEnv(dict(opponent='league', action_repeat=action_repeat, custom_cfg={'frame_limit': 80}))
         env.seed(3)
         teams = play(env, step)[1]['teams']  # the returns differ in float32 rounding only (summed per env step)
         return [{k: v for k, v in team.items() if k != 'eval_episode_return'} for team in teams]
@@ -87,7 +87,7 @@ def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
 
 
 def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
-    env = GoBiggerPPOEnv(dict(opponent='league', custom_cfg={'frame_limit': 40}))
+    env = GoBiggerEnv(dict(opponent='league', custom_cfg={'frame_limit': 40}))
     env.seed(0)
     env.reset()
     with pytest.raises(ValueError, match=r'shape \(2, 2\)'):
@@ -99,10 +99,10 @@ def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
     with pytest.raises(ValueError, match='hold must be 2 bools'):
         env.step({'action': np.zeros((2, 2), int), 'hold': np.array([0, 1])})
     with pytest.raises(ValueError, match='stand_in'):
-        GoBiggerPPOEnv(dict(opponent='self', stand_in='bot'))
+        GoBiggerEnv(dict(opponent='self', stand_in='bot'))
     # evaluation games are played against the fixed bots, whatever the training opponents
-    assert [c['opponent'] for c in GoBiggerPPOEnv.create_evaluator_env_cfg(
-        dict(GoBiggerPPOEnv.default_config(), opponent='league', evaluator_env_num=2))] == ['bot', 'bot']
+    assert [c['opponent'] for c in GoBiggerEnv.create_evaluator_env_cfg(
+        dict(GoBiggerEnv.default_config(), opponent='league', evaluator_env_num=2))] == ['bot', 'bot']
 
 
 def test_league_config_is_checked(tmp_path):

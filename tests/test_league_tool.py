@@ -163,22 +163,6 @@ def test_each_checkpoint_plays_at_the_decision_rate_it_was_trained_with(tmp_path
         play_league(ar4[0] + bots, ar4[1], games=1, seed=0, overrides=['env.action_repeat=2'], progress=False)
 
 
-def test_each_checkpoint_plays_with_the_features_it_was_trained_with(tmp_path):
-    """A checkpoint trained with env.team_vision plays the league with it; checkpoints that differ in a feature
-    setting cannot share a league, and the setting cannot be overridden."""
-    seeing = load_checkpoints([make_checkpoint(str(tmp_path / 'tv.pth.tar'), team_vision=True)])
-    bots = bot_participants([3])
-    league = play_league(seeing[0] + bots, seeing[1], games=1, seed=3000, env_num=1, overrides=SHORT_GAMES,
-                         progress=False)
-    assert league.settings['env']['team_vision'] is True and league.settings['env']['enemy_clone_slots'] == 0
-    both = load_checkpoints([str(tmp_path / 'tv.pth.tar'), make_checkpoint(str(tmp_path / 'own.pth.tar'))])
-    with pytest.raises(ConfigError, match=r'must share env.team_vision .*got tv True, own False'):
-        play_league(both[0] + bots, both[1], games=1, seed=0, overrides=SHORT_GAMES, progress=False)
-    with pytest.raises(ConfigError, match='env.enemy_clone_slots cannot be set for a league'):
-        play_league(seeing[0] + bots, seeing[1], games=1, seed=0, overrides=['env.enemy_clone_slots=8'],
-                    progress=False)
-
-
 def test_too_few_participants_is_an_error(capsys):
     assert league_main(['--bots', '3', '--no-progress']) == 2
     assert 'needs at least 2 participants' in capsys.readouterr().err

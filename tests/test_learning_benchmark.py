@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from ppo_gobigger.envs.gobigger_env import EAT_COUNTS
+from ppo_gobigger.envs.teams import EAT_COUNTS
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT, SMALL
 

@@ -5,11 +5,7 @@ Shapes never depend on what is in view: lists are capped (nearest first), zero-p
 
 A view often holds more clone balls than MAX_CLONE (both teams split into up to 16 balls a player). Nearest first,
 the player's own balls fill most slots and the enemy balls further out drop: the ones that can eat it, or that it can
-eat. ``enemy_slots`` > 0 reserves that many slots for the nearest enemy balls (env.enemy_clone_slots).
-
-A player's view is its own box. With ``team_vision`` (env.team_vision) its clone and thorn lists are those of its
-whole team's views (each ball once), so a player also sees the balls and thorns only a teammate has in view; those lie
-outside [-1, 1]. Food stays the player's own: the food map cuts its own box.
+eat. A player sees its own view box only.
 
 Coordinates are relative to the player's centre (score-weighted centroid of its own clones) and divided by
 half the side of its view box, so anything in view lies in [-1, 1].
@@ -27,7 +23,7 @@ import numpy as np
 
 
 # ---- caps (nearest first, measured from the player's centre) ----
-MAX_CLONE = 16  # clone balls in view (own, teammates', enemies'), nearest first (see enemy_slots)
+MAX_CLONE = 16  # clone balls in view (own, teammates', enemies'), nearest first
 MAX_THORN = 8  # thorns in view, nearest first
 FOOD_GRID = 8  # the view box is cut into FOOD_GRID x FOOD_GRID cells for the food map
 FOOD_CHANNELS = 2  # channel 0: food balls per cell, channel 1: spore balls per cell
@@ -118,14 +114,10 @@ def player_features(
         team_id: int,
         index_in_team: int,
         consts: GameConsts,
-        enemy_slots: int = 0,
 ) -> Dict[str, np.ndarray]:
-    """Fixed-shape features of one player's view: {key: array of OBS_SHAPES[key]} (float32; masks bool).
-
-    ``enemy_slots``: clone slots kept for the nearest enemy balls (0: every slot goes to the nearest balls).
-    """
+    """Fixed-shape features of one player's view: {key: array of OBS_SHAPES[key]} (float32; masks bool)."""
     out = empty_features()
-    _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts, enemy_slots)
+    _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts)
     return out
 
 
@@ -135,52 +127,16 @@ def team_features(
         player_ids: Sequence[int],
         team_id: int,
         consts: GameConsts,
-        enemy_slots: int = 0,
-        team_vision: bool = False,
 ) -> Dict[str, np.ndarray]:
-    """Features of a team's players (player_ids in team order), stacked: {key: (A, *OBS_SHAPES[key])}.
-
-    ``enemy_slots`` as in ``player_features``. ``team_vision``: each player sees the clone balls and thorns of every
-    teammate's view as well as its own (``team_overlap``).
-    """
+    """Features of a team's players (player_ids in team order), stacked: {key: (A, *OBS_SHAPES[key])}."""
     out = empty_features(len(player_ids))
-    shared = team_overlap(player_states, player_ids) if team_vision else {}
     for a, player_id in enumerate(player_ids):
         row = {k: v[a] for k, v in out.items()}  # views: filled in place
-        state = player_states[player_id]
-        if shared:
-            state = {**state, 'overlap': {**state['overlap'], **shared}}
-        _fill_player(row, global_state, state, player_id, team_id, a, consts, enemy_slots)
+        _fill_player(row, global_state, player_states[player_id], player_id, team_id, a, consts)
     return out
 
 
-def team_overlap(player_states: Mapping, player_ids: Sequence[int]) -> Dict[str, list]:
-    """The clone and thorn rows of the team's views together, each ball once (in the first view that has it):
-    {'clone': [...], 'thorns': [...]}. A ball in two views has the same row in both (one game state)."""
-    shared = {}
-    for kind in ('clone', 'thorns'):
-        rows = {}
-        for player_id in player_ids:
-            for row in player_states[player_id]['overlap'][kind]:
-                rows.setdefault(tuple(row), row)
-        shared[kind] = list(rows.values())
-    return shared
-
-
-def check_team_vision(team_vision: bool) -> None:
-    """ValueError unless team_vision is a bool."""
-    if not isinstance(team_vision, bool):
-        raise ValueError(f'team_vision must be True or False; got {team_vision!r}')
-
-
-def check_enemy_slots(enemy_slots: int) -> None:
-    """ValueError unless enemy_slots is an int in [0, MAX_CLONE]."""
-    if isinstance(enemy_slots, bool) or not (isinstance(enemy_slots, int) and 0 <= enemy_slots <= MAX_CLONE):
-        raise ValueError(f'enemy_clone_slots must be an int in [0, {MAX_CLONE}] (MAX_CLONE); got {enemy_slots!r}')
-
-
-def _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts: GameConsts,
-                 enemy_slots: int = 0) -> None:
+def _fill_player(out, global_state, player_state, player_id, team_id, index_in_team, consts: GameConsts) -> None:
     """Write one player's features into the zeroed arrays of out (shapes of OBS_SHAPES).
 
     Written for speed as well as reading: numpy's ~1 us per call dominates at these sizes, so calls are few.
@@ -236,13 +192,11 @@ def _fill_player(out, global_state, player_state, player_id, team_id, index_in_t
     counts = np.bincount(cell, minlength=FOOD_CHANNELS * FOOD_GRID * FOOD_GRID)
     out['food'][:] = counts.reshape(OBS_SHAPES['food']) * FOOD_CELL_SCALE
 
-    # ---- clone (MAX_CLONE, CLONE_DIM) + clone_mask: the clone balls in view, nearest to c first ----
-    # (with more than MAX_CLONE in view: the nearest, or with enemy_slots the nearest enemy_slots enemy balls and the
-    # nearest of the rest in the other slots)
+    # ---- clone (MAX_CLONE, CLONE_DIM) + clone_mask: the clone balls in view nearest to c, nearest first ----
     # 0, 1 (x, y - c) / h      2 r / h      3 log(score / score_init)      4, 5 (vx, vy) / VEL_SCALE
     # 6 is_own      7 is_teammate (same team, other player)      8 is_enemy      9 distance to c / h
     # 10 eater key score / score_init      11 prey key (eat_ratio * score) / score_init  (see CLONE_EATER)
-    keep = keep_clones(clones, centre, team_id, enemy_slots)
+    keep = _nearest(clones, centre, MAX_CLONE)
     n = len(keep)
     kept = clones[keep]  # (n, 10)
     rel = (kept[:, X:Y + 1] - centre) / half  # (n, 2)
@@ -307,25 +261,3 @@ def _nearest(rows: np.ndarray, centre: np.ndarray, cap: int) -> np.ndarray:
     """Indices of the rows whose (x, y) lie nearest to centre, nearest first (stable on ties), at most cap."""
     offset = rows[:, X:Y + 1] - centre
     return (offset[:, 0] * offset[:, 0] + offset[:, 1] * offset[:, 1]).argsort(kind='stable')[:cap]
-
-
-def keep_clones(clones: np.ndarray, centre: np.ndarray, team_id: int, enemy_slots: int = 0) -> np.ndarray:
-    """Indices of the clone rows (N, 10) that the features keep, nearest to centre first: all of them up to
-    MAX_CLONE; above it the nearest MAX_CLONE, or with enemy_slots the nearest enemy_slots balls of other teams
-    than team_id and the nearest of the rest in the other slots."""
-    if enemy_slots and len(clones) > MAX_CLONE:
-        return _nearest_with_quota(clones, centre, clones[:, CLONE_TEAM] != team_id, enemy_slots, MAX_CLONE)
-    return _nearest(clones, centre, MAX_CLONE)
-
-
-def _nearest_with_quota(rows: np.ndarray, centre: np.ndarray, chosen_kind: np.ndarray, quota: int,
-                        cap: int) -> np.ndarray:
-    """Like ``_nearest``, but the nearest ``quota`` rows where ``chosen_kind`` (bool, (N,)) is True are kept first;
-    the other cap - (those kept) slots go to the nearest of the remaining rows. Nearest first, at most cap."""
-    order = _nearest(rows, centre, len(rows))  # (N,) every row, nearest first
-    reserved = order[chosen_kind[order]][:quota]  # (<= quota,) the nearest rows of the chosen kind
-    taken = np.zeros(len(rows), bool)
-    taken[reserved] = True
-    rest = order[~taken[order]][:cap - len(reserved)]  # the nearest of the others, whatever their kind
-    taken[rest] = True
-    return order[taken[order]]  # (min(N, cap),) nearest first

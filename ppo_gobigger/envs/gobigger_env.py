@@ -3,10 +3,10 @@
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
 Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
-score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit,
-less cfg.eaten_penalty for each of the team's balls another team eats. Evaluation reports the true outcome (win,
-rank, score_ratio from the final leaderboard) whatever the reward, and what the team ate in the game (EAT_COUNTS:
-food, thorns, other teams' and teammates' balls, and how often it was eaten).
+score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
+Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard, teams.outcome) whatever the
+reward, and what the team ate in the game (teams.EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how
+often it was eaten).
 
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
 caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
@@ -20,12 +20,10 @@ the decisions of action_repeat), so that the league plays each policy at the dec
 import contextlib
 import copy
 import logging
-import math
 import os
 import random
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional
 
-import gobigger.configs
 import gym
 import numpy as np
 from ding.envs import BaseEnv, BaseEnvTimestep
@@ -34,20 +32,21 @@ from easydict import EasyDict
 from gobigger.envs import create_env
 
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
-from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, check_enemy_slots, check_team_vision, team_features
+from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
+from .game import game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
-from .rewards import TeamReward, check_reward, other_scores
+from .rewards import TeamReward, check_reward
+from .teams import outcome, player_scores, team_eats
 
-PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
 
 
-@ENV_REGISTRY.register('gobigger_ppo')
-class GoBiggerPPOEnv(BaseEnv):
+@ENV_REGISTRY.register('gobigger')
+class GoBiggerEnv(BaseEnv):
     """One GoBigger game with our team under control. Lazy: the game is created at the first reset()."""
 
     config = dict(
-        preset='st_t2p2',  # a GoBigger st_* preset (see PRESETS); st_tXpY = X teams of Y players
+        preset='st_t2p2',  # a GoBigger st_* preset (see game.PRESETS); st_tXpY = X teams of Y players
         custom_cfg={},  # deep-merged into the preset, e.g. {'frame_limit': 600}; keys must exist in the preset
         # who plays the other teams: one of opponents.OPPONENT_KINDS. 'self' and 'league' are played by the
         # pipeline (the env takes every team's actions, see above); evaluator envs then play 'bot' opponents
@@ -69,13 +68,6 @@ class GoBiggerPPOEnv(BaseEnv):
         reward_scale=1000.0,  # the score and margin rewards are divided by this
         # share of the team's reward in each player's reward; the rest is the player's own (score, log_score, log_ratio)
         team_spirit=1.0,
-        # reward cost of each of our team's balls eaten by another team, paid by every player (see rewards.py)
-        eaten_penalty=0.0,
-        # of the features' MAX_CLONE clone slots, this many go to the nearest enemy balls when more balls are in view
-        # (0: the nearest balls, whoever owns them; see features.py)
-        enemy_clone_slots=0,
-        # each player's features also hold the clone balls and thorns its teammates see (see features.py)
-        team_vision=False,
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
@@ -92,11 +84,7 @@ class GoBiggerPPOEnv(BaseEnv):
 
     def __init__(self, cfg: Mapping) -> None:
         cfg = EasyDict(deep_merge_dicts(self.config, dict(cfg)))  # keys other than those above are ignored
-        if cfg.preset not in PRESETS:
-            raise ValueError(f'unknown GoBigger preset {cfg.preset!r}; valid presets: {PRESETS}')
-        preset_cfg = getattr(gobigger.configs, cfg.preset)
-        _check_known_keys(cfg.custom_cfg, preset_cfg, 'custom_cfg')
-        self._game_cfg = EasyDict(deep_merge_dicts(preset_cfg, cfg.custom_cfg))  # what the game will run
+        self._game_cfg = game_config(cfg.preset, cfg.custom_cfg)  # what the game will run
         self._consts = GameConsts.from_game_cfg(self._game_cfg)
         team_num, A = self._consts.team_num, self._consts.player_num_per_team
         if cfg.team_id not in range(team_num):
@@ -109,9 +97,7 @@ class GoBiggerPPOEnv(BaseEnv):
         for key in ('step_mul', 'action_repeat'):
             if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
                 raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
-        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit, cfg.eaten_penalty)
-        check_enemy_slots(cfg.enemy_clone_slots)
-        check_team_vision(cfg.team_vision)
+        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit)
         self._cfg = cfg
         self._player_num = A
         # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
@@ -150,9 +136,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_returns = np.zeros(len(self._row_teams))  # per row: the mean of its players' returns
-        self._rewards = [
-            TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit, cfg.eaten_penalty) for t in self._row_teams
-        ]
+        self._rewards = [TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit) for t in self._row_teams]
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -186,8 +170,7 @@ class GoBiggerPPOEnv(BaseEnv):
 
     def reset(self) -> Dict[str, np.ndarray]:
         if self._game is None:
-            with self._own_global_random():  # GoBigger's Server() draws a (then unused) seed from the global `random`
-                self._game = create_env(self._cfg.preset, self._cfg.custom_cfg, step_mul=self._cfg.step_mul)
+            self._create_game()
         if self._seed is None:
             self.seed(random.SystemRandom().randrange(2**31))
         episode = self._episode if self._dynamic_seed else 0
@@ -213,7 +196,7 @@ class GoBiggerPPOEnv(BaseEnv):
         self._player_states = player_states
         self._episode_returns[:] = 0.0
         for reward, ids in zip(self._rewards, self._row_ids):
-            reward.reset(global_state['leaderboard'], _scores(player_states, ids), self._eaten_by_others(ids))
+            reward.reset(global_state['leaderboard'], player_scores(player_states, ids))
         return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
@@ -253,7 +236,7 @@ class GoBiggerPPOEnv(BaseEnv):
 
         leaderboard = global_state['leaderboard']
         rewards = np.stack([
-            reward.step(leaderboard, _scores(player_states, ids), self._eaten_by_others(ids))
+            reward.step(leaderboard, player_scores(player_states, ids))
             for reward, ids in zip(self._rewards, self._row_ids)
         ])  # (G, A)
         self._episode_returns += rewards.mean(axis=1)
@@ -289,7 +272,7 @@ class GoBiggerPPOEnv(BaseEnv):
     def __repr__(self) -> str:
         c = self._cfg
         return (
-            f'GoBiggerPPOEnv(preset={c.preset}, team_id={c.team_id}, players={self._player_num}, '
+            f'GoBiggerEnv(preset={c.preset}, team_id={c.team_id}, players={self._player_num}, '
             f'opponents={self._opponents or repr(c.opponent)}, evaluator={c.is_evaluator}'
             + (f', stand_in={self._stand_in})' if self._stand_in is not None else ')')
         )
@@ -297,8 +280,7 @@ class GoBiggerPPOEnv(BaseEnv):
     # ---- helpers ----
     def _observation(self, global_state: Mapping, player_states: Mapping) -> Dict[str, np.ndarray]:
         rows = [
-            team_features(global_state, player_states, ids, team, self._consts, self._cfg.enemy_clone_slots,
-                          self._cfg.team_vision)
+            team_features(global_state, player_states, ids, team, self._consts)
             for team, ids in zip(self._row_teams, self._row_ids)
         ]
         return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
@@ -341,6 +323,11 @@ class GoBiggerPPOEnv(BaseEnv):
                 bots.append(self._row_bots[row])
         return bots
 
+    def _create_game(self) -> None:
+        """Create this env's GoBigger game: the one place a game is made (reset() calls it when there is none)."""
+        with self._own_global_random():  # GoBigger's Server() draws a (then unused) seed from the global `random`
+            self._game = create_env(self._cfg.preset, self._cfg.custom_cfg, step_mul=self._cfg.step_mul)
+
     @contextlib.contextmanager
     def _own_global_random(self):
         """Run with this env's own state of the global `random` module, then put the caller's state back.
@@ -357,14 +344,6 @@ class GoBiggerPPOEnv(BaseEnv):
         finally:
             self._global_random_state = random.getstate()
             random.setstate(outside)
-
-    def _eaten_by_others(self, player_ids: Sequence[int]) -> int:
-        """How many balls of the team of ``player_ids`` other teams have eaten in this game so far (0 unless the
-        reward prices them: env.eaten_penalty > 0)."""
-        if not self._cfg.eaten_penalty:
-            return 0
-        counts = team_eats(self._game.server.eats, player_ids)
-        return counts['eaten'] - counts['ate_teammates']  # GoBigger counts a ball a teammate ate as eaten too
 
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus our team's final standings and what it ate (EAT_COUNTS; both also under
@@ -400,69 +379,12 @@ class GoBiggerPPOEnv(BaseEnv):
         self._player_states = None
 
 
-def outcome(leaderboard: Mapping[int, float], team_id: int) -> Dict[str, Any]:
-    """A team's final standing from the leaderboard. With a single team there is no opponent: opponent_score and
-    score_ratio are nan."""
-    final = float(leaderboard[team_id])
-    others = other_scores(leaderboard, team_id)
-    opponent = max(others) if others else math.nan
-    rank = 1 + sum(score > final for score in others)  # 1 = first; ties share the better rank
-    return dict(
-        final_score=final,
-        opponent_score=opponent,
-        win=rank == 1,
-        rank=rank,
-        score_ratio=final / opponent if others else math.nan,
-    )
-
-
-# what a team's players did in a game, summed over them: our name -> GoBigger's per-player counter (server.eats)
-EAT_COUNTS = {
-    'ate_food': 'food',
-    'ate_thorns': 'thorns',  # each thorn ball eaten bursts the eater into pieces
-    'ate_spores': 'spore',
-    'ate_other_teams': 'clone_other',  # clone balls of other teams' players
-    'ate_teammates': 'clone_team',  # clone balls of the team's other players
-    'eaten': 'eaten',  # the team's clone balls eaten, by anyone
-}
-
-
-def team_eats(eats: Mapping[int, Mapping[str, int]], player_ids: Sequence[int]) -> Dict[str, int]:
-    """A team's EAT_COUNTS over a game so far, from GoBigger's ``server.eats`` (player id -> counters)."""
-    return {name: sum(int(eats[pid][key]) for pid in player_ids) for name, key in EAT_COUNTS.items()}
-
-
-def team_num(env_cfg: Mapping) -> int:
-    """The teams of a game of an env config: its preset's team_num unless custom_cfg sets another."""
-    return int(env_cfg.get('custom_cfg', {}).get('team_num', getattr(gobigger.configs, env_cfg['preset'])['team_num']))
-
-
-def game_env_steps(env_cfg: Mapping) -> int:
-    """The env steps of one whole game of a (compiled) env config: frame_limit frames (its preset's unless
-    custom_cfg sets another), step_mul frames per GoBigger step, action_repeat GoBigger steps per env step; the
-    GoBigger step and the env step that reach frame_limit end the game."""
-    frame_limit = env_cfg.get('custom_cfg', {}).get('frame_limit',
-                                                   getattr(gobigger.configs, env_cfg['preset'])['frame_limit'])
-    game_steps = math.ceil(frame_limit / env_cfg['step_mul'])
-    return math.ceil(game_steps / env_cfg['action_repeat'])
-
-
-def _scores(player_states: Mapping, player_ids: Sequence[int]) -> List[float]:
-    return [float(player_states[pid]['score']) for pid in player_ids]
-
-
-def _check_known_keys(custom: Mapping, reference: Mapping, path: str) -> None:
-    """GoBigger silently accepts unknown config keys; raise ValueError for one instead (a typo would be ignored)."""
-    for key, value in custom.items():
-        if key not in reference:
-            raise ValueError(f'unknown GoBigger config key {path}.{key}; known keys there: {sorted(reference)}')
-        if isinstance(value, Mapping) and isinstance(reference[key], Mapping) and reference[key]:
-            _check_known_keys(value, reference[key], f'{path}.{key}')
-
-
 def _env_cfg_copies(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
     env_cfg = EasyDict(copy.deepcopy(dict(cfg)))  # cfg itself is left untouched (BaseEnv's version pops from it)
     env_cfg.is_evaluator = is_evaluator
     if is_evaluator and env_cfg.get('opponent') in POLICY_OPPONENTS:
         env_cfg.opponent = 'bot'  # evaluations play fixed opponents, so that curves stay comparable
     return [copy.deepcopy(env_cfg) for _ in range(num)]
+
+
+ENV_REGISTRY.register('gobigger_ppo', GoBiggerEnv)  # its former name: the env type of create_configs saved before

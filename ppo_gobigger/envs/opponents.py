@@ -4,11 +4,11 @@
 | -------- | ------------------------------------------------------------------------------------------ |
 | 'bot'    | gobigger.agents.BotAgent(level=bot_level); level 3 flees bigger balls, chases edible thorns, |
 |          | then food. It draws from the global `random` module: the env gives each game its own seeded |
-|          | state of it (GoBiggerPPOEnv._own_global_random).                                           |
+|          | state of it (GoBiggerEnv._own_global_random).                                              |
 | 'random' | a uniformly random action index per player and step, from a numpy Generator seeded per     |
 |          | episode, played through the action table.                                                  |
 | 'self'   | POLICY_OPPONENTS: the pipeline plays the other teams with policies. The env then takes every |
-| 'league' | team's actions and reports every team's view and reward (GoBiggerPPOEnv's docstring); a team |
+| 'league' | team's actions and reports every team's view and reward (GoBiggerEnv's docstring); a team    |
 |          | may be handed to the env's bots of a level step by step (a league's bot members).            |
 """
 

@@ -25,12 +25,6 @@ advantage is less the noise of what its teammates did (GoBigger's own baselines 
 'log_ratio' the mix is 'log_score''s with the team's part paying the margin too: the same own-growth terms, plus
 team_spirit * -ln(the best other team's score). 'margin' and 'ratio' are team-only (team_spirit must be 1). A
 game's return is the mean of the players' returns.
-
-``eaten_penalty`` (0 by default) adds a potential to every kind: -eaten_penalty * (our team's balls eaten by other
-teams' players so far), the same for each player whatever team_spirit is. Each of our balls another team eats then
-costs every player eaten_penalty on that step, over what the score change already says: the score kinds price a lost
-split piece by its size, which is small, while the game it loses (a big ball left alone, a piece the opponent grows
-on) is not. Balls a teammate eats cost nothing: merging with a teammate is the team's own business.
 """
 import math
 from typing import List, Mapping, Sequence
@@ -48,17 +42,14 @@ def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
     return [float(score) for team, score in leaderboard.items() if team != team_id]
 
 
-def check_reward(kind: str, reward_scale: float, team_spirit: float = 1.0, eaten_penalty: float = 0.0) -> None:
-    """Raise ValueError for an unknown kind, a reward_scale that is not > 0, a team_spirit the kind cannot take or
-    an eaten_penalty that is not >= 0."""
+def check_reward(kind: str, reward_scale: float, team_spirit: float = 1.0) -> None:
+    """Raise ValueError for an unknown kind, a reward_scale that is not > 0 or a team_spirit the kind cannot take."""
     if kind not in REWARD_KINDS:
         raise ValueError(f'unknown reward {kind!r}; allowed: {REWARD_KINDS}')
     if not reward_scale > 0:
         raise ValueError(f'reward_scale must be > 0; got {reward_scale!r}')
     if not 0.0 <= team_spirit <= 1.0:
         raise ValueError(f'team_spirit must be in [0, 1]; got {team_spirit!r}')
-    if isinstance(eaten_penalty, bool) or not (isinstance(eaten_penalty, (int, float)) and eaten_penalty >= 0):
-        raise ValueError(f'eaten_penalty must be a number >= 0; got {eaten_penalty!r}')
     if team_spirit < 1.0 and kind not in PLAYER_KINDS:
         raise ValueError(f'team_spirit {team_spirit!r} < 1 needs a reward with a per-player part, one of '
                          f'{PLAYER_KINDS}; got {kind!r}')
@@ -66,17 +57,14 @@ def check_reward(kind: str, reward_scale: float, team_spirit: float = 1.0, eaten
 
 class TeamReward:
     """The rewards of one team's players, step by step: ``reset`` at the start of a game, then ``step`` after each
-    env step, each given the leaderboard, the team's player scores (in team order) and how many of the team's balls
-    other teams have eaten so far in the game."""
+    env step, each given the leaderboard and the team's player scores (in team order)."""
 
-    def __init__(self, kind: str, team_id: int, reward_scale: float, team_spirit: float = 1.0,
-                 eaten_penalty: float = 0.0) -> None:
-        check_reward(kind, reward_scale, team_spirit, eaten_penalty)
+    def __init__(self, kind: str, team_id: int, reward_scale: float, team_spirit: float = 1.0) -> None:
+        check_reward(kind, reward_scale, team_spirit)
         self.kind = kind
         self.team_id = team_id
         self.reward_scale = float(reward_scale)
         self.team_spirit = float(team_spirit)
-        self.eaten_penalty = float(eaten_penalty)
         self._last = np.zeros(0)
 
     def team_potential(self, leaderboard: Mapping[int, float]) -> float:
@@ -94,24 +82,20 @@ class TeamReward:
             return log_ours
         return log_ours - math.log(best_other)  # 'log_ratio'
 
-    def potential(self, leaderboard: Mapping[int, float], player_scores: Sequence[float],
-                  eaten_by_others: int = 0) -> np.ndarray:
+    def potential(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> np.ndarray:
         """(A,) each player's potential."""
         team = self.team_potential(leaderboard)
-        penalty = self.eaten_penalty * eaten_by_others
         if self.team_spirit == 1.0:
-            return np.full(len(player_scores), team - penalty)
+            return np.full(len(player_scores), team)
         scores = np.asarray(player_scores, np.float64)  # (A,)
         own = scores / self.reward_scale if self.kind == 'score' else np.log(np.maximum(scores, SCORE_FLOOR))
-        return self.team_spirit * team + (1.0 - self.team_spirit) * own - penalty
+        return self.team_spirit * team + (1.0 - self.team_spirit) * own
 
-    def reset(self, leaderboard: Mapping[int, float], player_scores: Sequence[float], eaten_by_others: int = 0) -> None:
-        self._last = self.potential(leaderboard, player_scores, eaten_by_others)
+    def reset(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> None:
+        self._last = self.potential(leaderboard, player_scores)
 
-    def step(self, leaderboard: Mapping[int, float], player_scores: Sequence[float],
-             eaten_by_others: int = 0) -> np.ndarray:
-        """(A,) float32: each player's reward for the step that ended with this leaderboard, these scores and this
-        many of the team's balls eaten by other teams so far."""
-        now = self.potential(leaderboard, player_scores, eaten_by_others)
+    def step(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> np.ndarray:
+        """(A,) float32: each player's reward for the step that ended with this leaderboard and these scores."""
+        now = self.potential(leaderboard, player_scores)
         reward, self._last = now - self._last, now
         return reward.astype(np.float32)

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 from easydict import EasyDict
 
-from ...envs.gobigger_env import team_num
+from ...envs.game import team_num
 from ...envs.opponents import POLICY_OPPONENTS
 from ..league.pool import LeaguePool
 from ..league.team_play import TeamPlay

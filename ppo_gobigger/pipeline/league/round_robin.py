@@ -35,7 +35,7 @@ import torch
 
 from ...config import ConfigError, apply_overrides, compile_config
 from ...envs.actions import ACTION_NUM
-from ...envs.gobigger_env import team_num
+from ...envs.game import team_num
 from ...envs.opponents import BOT_LEVELS
 from ...policy.gobigger_ppo import stack_obs
 from ..build import build_model, set_global_seed
@@ -51,7 +51,6 @@ DEFAULT_PRESET = 'st_t2p2'  # the league's preset when no checkpoint names one
 CKPT_SUFFIX = '.pth.tar'
 BEST_CKPT = 'ckpt_best.pth.tar'  # a copy of one of a run's iteration checkpoints
 PLAY_ENV_KEYS = ('step_mul', 'action_repeat')  # env settings that change how a policy's actions play out
-FEATURE_ENV_KEYS = ('enemy_clone_slots', 'team_vision')  # env settings that change what a policy's features hold
 
 
 @dataclass
@@ -62,7 +61,7 @@ class Participant:
     path: Optional[str] = None
     train_iter: Optional[int] = None  # a checkpoint's counters
     envstep: Optional[int] = None
-    trained_env: Optional[Dict[str, Any]] = None  # a checkpoint's env.preset, PLAY_ENV_KEYS and FEATURE_ENV_KEYS
+    trained_env: Optional[Dict[str, Any]] = None  # a checkpoint's env.preset and PLAY_ENV_KEYS
     run: Optional[str] = None  # the run folder (--run-dir) a checkpoint came from; None for a checkpoint given alone
 
     @property
@@ -123,7 +122,7 @@ def _load(path: str, run: Optional[str] = None) -> Tuple[Participant, torch.nn.M
     model = build_model(cfg)
     check_model_state(model, payload['model'], path)
     model.load_state_dict(payload['model'])
-    trained_env = {k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS + FEATURE_ENV_KEYS}
+    trained_env = {k: cfg.env[k] for k in ('preset', ) + PLAY_ENV_KEYS}
     participant = Participant(
         _without_suffix(os.path.basename(path)), path=path, train_iter=payload['train_iter'],
         envstep=payload['envstep'], trained_env=trained_env, run=run
@@ -305,17 +304,6 @@ def play_league(
     if checkpoints:  # the games step at the gcd of the decision rates; each checkpoint decides every k-th step
         cfg.env.action_repeat = math.gcd(*(p.trained_env['action_repeat'] for p in checkpoints))
     decide_every = {p.name: p.trained_env['action_repeat'] // cfg.env.action_repeat for p in checkpoints}
-    for key in FEATURE_ENV_KEYS:  # one env builds every team's features: each checkpoint needs those it learnt on
-        if key in main_config['env']:
-            raise ConfigError(f'env.{key} cannot be set for a league: each checkpoint plays with the features it was '
-                              f'trained with')
-        values = {p.trained_env[key] for p in checkpoints}
-        if len(values) > 1:
-            trained = ', '.join(f'{p.name} {p.trained_env[key]!r}' for p in checkpoints)
-            raise ConfigError(f'the checkpoints of a league must share env.{key} (the features they play with); '
-                              f'got {trained}')
-        if values:
-            cfg.env[key] = values.pop()
     for p in checkpoints:
         if p.trained_env['step_mul'] != cfg.env.step_mul:
             logger.warning(f'{p.name} was trained with env.step_mul={p.trained_env["step_mul"]!r}; the league '

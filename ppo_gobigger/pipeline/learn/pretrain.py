@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from ...envs.gobigger_env import game_env_steps
+from ...envs.game import game_env_steps
 from ...envs.opponents import POLICY_OPPONENTS
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager

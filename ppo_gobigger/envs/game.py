@@ -1,0 +1,45 @@
+"""The GoBigger game an env config asks for: its st_* preset, the custom_cfg merged into it (unknown keys refused),
+and the length of one whole game in env steps. The game itself is created by the env (gobigger_env.py)."""
+
+import math
+from typing import Mapping
+
+import gobigger.configs
+from ding.utils import deep_merge_dicts
+from easydict import EasyDict
+
+PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
+
+
+def game_config(preset: str, custom_cfg: Mapping) -> EasyDict:
+    """The config the game will run: ``preset`` (one of PRESETS) with ``custom_cfg`` deep-merged into it.
+    ValueError for an unknown preset or a custom_cfg key the preset does not have (GoBigger would ignore it)."""
+    if preset not in PRESETS:
+        raise ValueError(f'unknown GoBigger preset {preset!r}; valid presets: {PRESETS}')
+    preset_cfg = getattr(gobigger.configs, preset)
+    _check_known_keys(custom_cfg, preset_cfg, 'custom_cfg')
+    return EasyDict(deep_merge_dicts(preset_cfg, custom_cfg))
+
+
+def team_num(env_cfg: Mapping) -> int:
+    """The teams of a game of an env config: its preset's team_num unless custom_cfg sets another."""
+    return int(env_cfg.get('custom_cfg', {}).get('team_num', getattr(gobigger.configs, env_cfg['preset'])['team_num']))
+
+
+def game_env_steps(env_cfg: Mapping) -> int:
+    """The env steps of one whole game of a (compiled) env config: frame_limit frames (its preset's unless
+    custom_cfg sets another), step_mul frames per GoBigger step, action_repeat GoBigger steps per env step; the
+    GoBigger step and the env step that reach frame_limit end the game."""
+    frame_limit = env_cfg.get('custom_cfg', {}).get('frame_limit',
+                                                   getattr(gobigger.configs, env_cfg['preset'])['frame_limit'])
+    game_steps = math.ceil(frame_limit / env_cfg['step_mul'])
+    return math.ceil(game_steps / env_cfg['action_repeat'])
+
+
+def _check_known_keys(custom: Mapping, reference: Mapping, path: str) -> None:
+    """GoBigger silently accepts unknown config keys; raise ValueError for one instead (a typo would be ignored)."""
+    for key, value in custom.items():
+        if key not in reference:
+            raise ValueError(f'unknown GoBigger config key {path}.{key}; known keys there: {sorted(reference)}')
+        if isinstance(value, Mapping) and isinstance(reference[key], Mapping) and reference[key]:
+            _check_known_keys(value, reference[key], f'{path}.{key}')
