@@ -96,8 +96,14 @@ def train_main(argv: Optional[List[str]] = None) -> int:
 
 
 def eval_main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description='Evaluate a checkpoint against the bots.')
+    parser = argparse.ArgumentParser(description='Evaluate a checkpoint against the bots, or against another '
+                                     'checkpoint (--vs).')
     parser.add_argument('--ckpt', required=True, help='checkpoint file (iteration_N.pth.tar or ckpt_best.pth.tar)')
+    parser.add_argument(
+        '--vs', default=None, metavar='CKPT',
+        help="head to head: CKPT's team (every other team on a multi-team preset) instead of the bots, on --ckpt's "
+        'evaluation games; reports both sides'
+    )
     parser.add_argument('--episodes', type=int, default=None, help='games to play (default: the config\'s)')
     parser.add_argument('--config', default=None, help='config file (default: the config stored in the checkpoint)')
     parser.add_argument('--seed', type=int, default=None, help='evaluation seed (default: the config\'s)')
@@ -112,6 +118,8 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
 
     from .config import ConfigError, load_config_file
     from .pipeline.learn.checkpoint import CheckpointError
+    if args.vs is not None:
+        return _head_to_head(args)
     from .pipeline.evaluate import evaluate
     from .pipeline.play.evaluator import format_report
     try:
@@ -124,6 +132,23 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     print(format_report(report))
     for video in _videos_since(args.replay_dir, start):
         print(f'replay: {video}')
+    return 0
+
+
+def _head_to_head(args: argparse.Namespace) -> int:
+    from .config import ConfigError
+    from .pipeline.learn.checkpoint import CheckpointError
+    from .pipeline.league.head_to_head import format_head_to_head, head_to_head
+    for flag, value in (('--config', args.config), ('--replay-dir', args.replay_dir)):
+        if value is not None:
+            return _fail(f'{flag} does not apply to a head to head (--vs): each checkpoint plays with the config it '
+                         'was trained with; change the games with --set')
+    try:
+        report = head_to_head(args.ckpt, args.vs, episodes=args.episodes, seed=args.seed, overrides=args.set,
+                              progress=args.progress)
+    except (ConfigError, CheckpointError) as e:
+        return _fail(str(e))
+    print(format_head_to_head(report))
     return 0
 
 
