@@ -1,4 +1,5 @@
-"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py and entry/league_gobigger.py."""
+"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py, entry/league_gobigger.py and
+entry/play_gobigger.py."""
 import argparse
 import logging
 import os
@@ -196,6 +197,43 @@ def league_main(argv: Optional[List[str]] = None) -> int:
     print(format_table(table))
     for path in paths:
         print(f'wrote {path}')
+    return 0
+
+
+def play_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Play GoBigger in a window with a checkpoint's policy playing every other player (--ckpt), or "
+        "watch checkpoints' teams play (--watch). The mouse steers, Q ejects, W splits, Esc quits."
+    )
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument('--ckpt', metavar='A', help="you play one player; A's policy plays your teammates and, without "
+                     '--vs, the other teams')
+    who.add_argument('--watch', metavar='A', help="watch A's team (team 0) play")
+    parser.add_argument('--vs', metavar='B', default=None,
+                        help="B's policy plays every team but A's (with --watch) or yours (with --ckpt)")
+    parser.add_argument('--player', type=int, default=0, metavar='ID', help='the player id you control (default 0)')
+    parser.add_argument('--seed', type=int, default=None, help='seed of the game (default: a random one)')
+    parser.add_argument('--frame-limit', type=int, default=None, metavar='FRAMES',
+                        help="length of the game in frames, 20 a second (default: the preset's)")
+    parser.add_argument('--speed', type=float, default=1.0,
+                        help='game time per real time (default 1: real time; 0: as fast as it runs)')
+    parser.add_argument('--screenshot', default=None, metavar='PNG', help="save the game's last frame there")
+    args = parser.parse_args(argv)
+    _setup_output()
+
+    from .config import ConfigError
+    from .pipeline.learn.checkpoint import CheckpointError
+    from .pipeline.arena.play import DisplayError, format_standings, play
+    if args.speed < 0 or (args.frame_limit is not None and args.frame_limit < 1):
+        return _fail(f'--speed must be >= 0 and --frame-limit >= 1; got {args.speed} and {args.frame_limit}')
+    try:
+        result = play(args.watch or args.ckpt, vs=args.vs, watch=args.watch is not None, human_id=args.player,
+                      seed=args.seed, frame_limit=args.frame_limit, speed=args.speed, screenshot=args.screenshot)
+    except (ConfigError, CheckpointError, DisplayError) as e:
+        return _fail(str(e))
+    print(format_standings(result))
+    if args.screenshot:
+        print(f'screenshot: {args.screenshot}')
     return 0
 
 
