@@ -1,6 +1,9 @@
 """Our env and policy under DI-engine's own entry (serial_pipeline_onpolicy) and its workers' formats; short games."""
 import glob
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -83,4 +86,39 @@ def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
     assert len(loss) >= 3 and all(np.isfinite(loss)) and len(set(loss)) > 1, loss
     first, last = (torch.load(f'ding_run/ckpt/{name}', map_location='cpu', weights_only=False)['model']
                    for name in ('iteration_0.pth.tar', ckpts[-1] if ckpts[-1] != 'iteration_0.pth.tar' else ckpts[-2]))
+    assert any(not torch.equal(first[k], last[k]) for k in first)
+
+
+MIDDLEWARE_RUN = '''
+import json, sys
+import torch
+from ppo_gobigger.pipeline.ding_middleware import middleware_pipeline
+from tests.test_ding_pipelines import default_config
+torch.set_num_threads(1)
+main_config, create_config = default_config(*sys.argv[1:])
+create_config.env_manager = dict(type='base')
+main_config['env']['stop_value'] = 1e10
+outputs = middleware_pipeline(main_config, create_config, seed=0, max_env_step=150)
+print('OUTPUTS', json.dumps([o['total_loss'] for o in outputs]))
+'''
+
+
+def test_dingengines_middleware_pipeline_trains_our_policy(tmp_path):
+    """DI-engine 0.5's task with its collector, trainer, evaluator and checkpoint middleware (our train_samples in
+    place of its gae_estimator). In a process of its own: importing ding.framework.middleware needs protobuf's
+    Python implementation (wandb), chosen before anything imports protobuf."""
+    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION='python', PYTHONPATH=ROOT)
+    overrides = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                 'policy.collect.n_sample=50', 'policy.learn.batch_size=25', 'policy.learn.epoch_per_collect=2',
+                 f'exp_name={str(tmp_path / "mw_run")!r}']
+    run = subprocess.run([sys.executable, '-c', MIDDLEWARE_RUN, *overrides], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (line, ) = [line for line in run.stdout.splitlines() if line.startswith('OUTPUTS ')]
+    loss = json.loads(line[len('OUTPUTS '):])
+    assert len(loss) >= 3 and all(np.isfinite(loss)) and len(set(loss)) > 1, loss  # 50 env steps an iteration
+    ckpts = sorted(os.listdir(tmp_path / 'mw_run' / 'ckpt'))
+    assert {'iteration_1.pth.tar', 'iteration_3.pth.tar'} <= set(ckpts), ckpts
+    first, last = (torch.load(tmp_path / 'mw_run' / 'ckpt' / name, map_location='cpu', weights_only=False)['model']
+                   for name in ('iteration_1.pth.tar', 'iteration_3.pth.tar'))
     assert any(not torch.equal(first[k], last[k]) for k in first)

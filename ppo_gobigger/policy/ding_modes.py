@@ -22,13 +22,13 @@ package's training loop.
 
 'gobigger_ppo' itself is untouched: only the '_command' class registered here speaks DI-engine's formats.
 """
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Union
 
 import numpy as np
 import torch
 
 from ding.policy.command_mode_policy_instance import DummyCommandModePolicy
-from ding.utils import POLICY_REGISTRY
+from ding.utils import POLICY_REGISTRY, deep_merge_dicts
 
 from ..envs.features import OBS_DTYPES
 from .gobigger_ppo import GoBiggerPPOPolicy, stack_obs
@@ -51,9 +51,12 @@ def _numpy(x: Any) -> np.ndarray:
 class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
     """GoBiggerPPOPolicy in DI-engine's sample formats (the table above); the PPO itself is the parent's."""
 
+    # DI-engine's workers also read collect.unroll_len (steps per sample; PPOPolicy's default)
+    config = deep_merge_dicts(GoBiggerPPOPolicy.config, dict(collect=dict(unroll_len=1)))
+
     def _init_collect(self) -> None:
         super()._init_collect()
-        self._unroll_len = 1  # a sample is one env step (the collector reads it)
+        self._unroll_len = self._cfg.collect.get('unroll_len', 1)  # 1: a sample is one env step
 
     def _forward_collect(self, data: Dict[int, Dict[str, Any]]) -> Dict[int, Dict[str, np.ndarray]]:
         return super()._forward_collect({i: as_numpy_obs(obs) for i, obs in data.items()})
@@ -70,15 +73,16 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
         value = np.stack([_numpy(t['value']) for t in transitions]).astype(np.float32)  # (T, A)
         last = transitions[-1]
         done = bool(_numpy(last['done']))
-        next_value = np.zeros_like(value)  # (T, A); a game's last step has no next state
+        next_value = np.zeros_like(value)  # (T, A); a game's last step has no next state (done: ignored by GAE)
         next_value[:-1] = value[1:]
         if not done:  # the trajectory stops inside a game: bootstrap from the critic's value of the next state
             next_value[-1] = self._bootstrap_value(as_numpy_obs(last['next_obs']))
         samples = []
         for t, transition in enumerate(transitions):
             sample = {k: _numpy(transition[k]) for k in ('action', 'logit', 'reward')}
+            step_done = bool(_numpy(transition['done']))  # a middleware trajectory may hold a game's end inside
             sample.update(obs=as_numpy_obs(transition['obs']), value=value[t], next_value=next_value[t],
-                          done=bool(_numpy(transition['done'])), cut=t == len(transitions) - 1)
+                          done=step_done, cut=step_done or t == len(transitions) - 1)
             samples.append(sample)
         return samples
 
@@ -88,17 +92,24 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
         self._collect_model.eval()
         return self._collect_model(stack_obs([obs], self._device), mode='compute_critic')['value'][0].cpu().numpy()
 
-    def _forward_learn(self, data: List[Dict[str, Any]], **kwargs) -> Dict[str, float]:
-        """One PPO iteration on DI-engine's list of samples: stacked in their order as one env's rollout
-        {key: (T, 1, ...)}, the trajectories kept apart by their cut flags."""
-        rollout = {
-            k: torch.as_tensor(np.stack([_numpy(s[k]) for s in data]))[:, None]  # (T, 1, ...)
-            for k in SAMPLE_KEYS
-        }
-        rollout['obs'] = {k: torch.as_tensor(np.stack([as_numpy_obs(s['obs'])[k] for s in data]))[:, None]
-                          for k in data[0]['obs']}  # {key: (T, 1, A, ...)}
-        rollout['valid'] = torch.ones(len(data), 1, dtype=torch.bool)  # (T, 1)
-        return super()._forward_learn(rollout, **kwargs)
+    def _forward_learn(self, data: Any, **kwargs) -> Union[Dict[str, float], List[Dict[str, float]]]:
+        """One PPO iteration on DI-engine's samples, stacked in their order as one env's rollout {key: (T, 1, ...)},
+        the trajectories kept apart by their cut flags.
+
+        data: a list of samples (BaseLearner's; returns the iteration's figures), or the samples already stacked,
+        {key: (T, ...)} (DI-engine's middleware trainer, pipeline/ding_middleware.py; returns them in a list, one
+        entry per iteration, as that trainer counts iterations)."""
+        if isinstance(data, list):
+            rollout = {k: torch.as_tensor(np.stack([_numpy(s[k]) for s in data])) for k in SAMPLE_KEYS}  # (T, ...)
+            obs = {k: np.stack([as_numpy_obs(s['obs'])[k] for s in data]) for k in data[0]['obs']}  # (T, A, ...)
+        else:
+            rollout = {k: torch.as_tensor(_numpy(data[k])) for k in SAMPLE_KEYS}
+            obs = {k: _numpy(data['obs'][k]).astype(OBS_DTYPES[k], copy=False) for k in OBS_DTYPES}
+        rollout = {k: v[:, None] for k, v in rollout.items()}  # (T, 1, ...)
+        rollout['obs'] = {k: torch.as_tensor(v)[:, None] for k, v in obs.items()}  # {key: (T, 1, A, ...)}
+        rollout['valid'] = torch.ones(len(rollout['done']), 1, dtype=torch.bool)  # (T, 1)
+        result = super()._forward_learn(rollout, **kwargs)
+        return result if isinstance(data, list) else [result]
 
     def _forward_eval(self, data: Dict[int, Dict[str, Any]]) -> Dict[int, Dict[str, np.ndarray]]:
         return super()._forward_eval({i: as_numpy_obs(obs) for i, obs in data.items()})
