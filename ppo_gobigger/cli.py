@@ -223,7 +223,8 @@ def play_main(argv: Optional[List[str]] = None) -> int:
 
     from .config import ConfigError
     from .pipeline.learn.checkpoint import CheckpointError
-    from .pipeline.arena.play import DisplayError, format_standings, play
+    from .pipeline.arena.play import format_standings, play
+    from .pipeline.arena.window import DisplayError
     if args.speed < 0 or (args.frame_limit is not None and args.frame_limit < 1):
         return _fail(f'--speed must be >= 0 and --frame-limit >= 1; got {args.speed} and {args.frame_limit}')
     try:

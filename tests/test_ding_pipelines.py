@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
@@ -29,7 +28,8 @@ def test_samples_keep_their_trajectorys_bootstrap_and_cut():
     critic's value of the state the second starts from, and learn takes the samples as DI-engine hands them over."""
     from ding.worker.collector.base_serial_collector import to_tensor_transitions
 
-    cfg, _ = compile_config(default_config('env.collector_env_num=1', 'policy.collect.n_sample=6', 'policy.learn.batch_size=3')[0])
+    cfg, _ = compile_config(
+        default_config('env.collector_env_num=1', 'policy.collect.n_sample=6', 'policy.learn.batch_size=3')[0])
     torch.manual_seed(0)
     policy = GoBiggerPPOCommandModePolicy(cfg.policy, model=build_model(cfg), enable_field=['learn', 'collect'])
     env = GoBiggerPPOEnv(cfg.env)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ...envs.gobigger_env import team_num
 from ..league.round_robin import load_checkpoints
 from .game import ArenaGame, Seat
-from .window import DisplayError, Window, check_display  # noqa: F401 (DisplayError: the cli's)
+from .window import Window, check_display
 
 logger = logging.getLogger('ppo_gobigger')
 
