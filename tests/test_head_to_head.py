@@ -5,6 +5,7 @@ import pytest
 
 from ppo_gobigger.cli import eval_main
 from ppo_gobigger.pipeline.evaluate import evaluate
+from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint, save_checkpoint
 from ppo_gobigger.pipeline.league.head_to_head import SIDE_FIELDS, head_to_head, side_report
 
 ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'zoo')
@@ -32,6 +33,17 @@ def test_both_sides_are_reported_on_the_evaluators_games():
     evaluation = evaluate(LINEAGE, episodes=2, overrides=SHORT_GAMES[:1] + ['env.evaluator_env_num=2'])
     assert sorted(g['game_seed'] for g in games) == [g['game_seed'] for g in evaluation['games']]
     assert all(g['game_seed'] % 2 == 1 for g in games)  # held-out: odd seeds, never a training game
+
+
+def test_the_games_follow_as_custom_cfg(tmp_path):
+    """A trained on 40-frame games plays 40-frame games (20 GoBigger steps: the teams barely grow)."""
+    payload = load_checkpoint(SCRATCH)
+    payload['config']['env']['custom_cfg'] = {'frame_limit': 40}
+    short = str(tmp_path / 'short.pth.tar')
+    save_checkpoint(short, {'model': payload['model']}, payload['train_iter'], payload['envstep'], payload['config'])
+    report = head_to_head(short, SCRATCH, episodes=1, env_num=1, overrides=['env.manager.type=base'])
+    (game, ) = report['games']
+    assert max(game['final_scores']) < 1.1 * 2 * 13000  # two players of score_init 13000, 40 frames in
 
 
 def test_side_report_takes_each_sides_best_team():

@@ -39,7 +39,8 @@ def head_to_head(ckpt_a: str, ckpt_b: str, episodes: Optional[int] = None, seed:
     'ckpt': {side: path}, 'preset', 'seed', 'env_num', 'games': each game's record (round_robin.RoundRobin.play)}.
 
     ``episodes``, ``seed``, ``env_num``: default A's config's n_evaluator_episode, seed and evaluator_env_num.
-    ``overrides``: --set KEY=VALUE of the games' config (e.g. env.custom_cfg.frame_limit=200).
+    ``overrides``: --set KEY=VALUE of the games' config (e.g. env.custom_cfg.frame_limit=200), applied over A's
+    env.custom_cfg.
     Raises CheckpointError for a file that is not a loadable checkpoint, ConfigError for B of another preset or a
     bad setting."""
     (a, ), models_a = load_checkpoints([ckpt_a])
@@ -56,6 +57,8 @@ def head_to_head(ckpt_a: str, ckpt_b: str, episodes: Optional[int] = None, seed:
     if episodes < 1:
         raise ConfigError(f'episodes must be >= 1; got {episodes}')
     env_num = min(env_num, episodes)
+    if cfg.env.custom_cfg:  # A's games as its evaluation played them (a custom frame_limit...), then the user's
+        overrides = [f'env.custom_cfg={dict(cfg.env.custom_cfg)!r}', *overrides]
     teams = _teams(a.trained_env['preset'], overrides)
     fixtures = [tuple(0 if row == j % teams else 1 for row in range(teams)) for j in range(episodes)]
     league = play_league([a, b], models, 1, seed, preset=a.trained_env['preset'], env_num=env_num,
