@@ -95,9 +95,7 @@ import torch
 from ppo_gobigger.pipeline.ding_middleware import middleware_pipeline
 from tests.test_ding_pipelines import default_config
 torch.set_num_threads(1)
-main_config, create_config = default_config(*sys.argv[1:])
-create_config.env_manager = dict(type='base')
-main_config['env']['stop_value'] = 1e10
+main_config, create_config = default_config(*sys.argv[1:])  # as they are, short games aside
 outputs = middleware_pipeline(main_config, create_config, seed=0, max_env_step=150)
 print('OUTPUTS', json.dumps([o['total_loss'] for o in outputs]))
 '''

@@ -45,9 +45,11 @@ def train_samples(policy: Any) -> Callable:
 def middleware_pipeline(main_config: Dict, create_config: Dict, seed: int = 0, max_env_step: int = int(1e10),
                         on_step: Optional[Callable] = None) -> List[Dict[str, float]]:
     """Train with DI-engine's task and middleware, as ding/example/ppo.py does (one process, BaseEnvManagerV2).
-    ``create_config`` must name the env manager (env_manager=dict(type='base')) as DI-engine's compile_config
-    requires, and env.stop_value must be a number. Checkpoints go to <exp_name>/ckpt (DI-engine's CkptSaver, every
-    iteration). ``on_step(ctx)`` runs after each iteration's training. Returns each iteration's learn figures."""
+    Checkpoints go to <exp_name>/ckpt (DI-engine's CkptSaver, every iteration). ``on_step(ctx)`` runs after each
+    iteration's training. Returns each iteration's learn figures.
+
+    What DI-engine's compile_config needs beyond our config is filled in here: create_config.env_manager (the
+    'base_v2' manager this pipeline runs) and a number for env.stop_value (ours: None, never stop)."""
     from ding.config import compile_config
     from ding.envs import BaseEnvManagerV2
     from ding.framework import ding_init, task
@@ -62,6 +64,10 @@ def middleware_pipeline(main_config: Dict, create_config: Dict, seed: int = 0, m
 
     create_config = EasyDict(copy.deepcopy(dict(create_config)))
     create_config.policy.type = 'gobigger_ppo_command'
+    create_config.env_manager = EasyDict(type='base_v2')
+    main_config = EasyDict(copy.deepcopy(dict(main_config)))
+    if main_config.env.get('stop_value') is None:
+        main_config.env.stop_value = float('inf')
     cfg = compile_config(main_config, create_cfg=create_config, auto=True, seed=seed, save_cfg=False)
     ding_init(cfg)
     outputs: List[Dict[str, float]] = []
