@@ -324,9 +324,10 @@ def play_league(
         if p.trained_env['step_mul'] != cfg.env.step_mul:
             logger.warning(f'{p.name} was trained with env.step_mul={p.trained_env["step_mul"]!r}; the league '
                            f'plays env.step_mul={cfg.env.step_mul!r} (--set to match)')
+    per_combination = f' ({games} per combination of {teams})' if fixtures is None else ''
     fixtures = schedule(len(participants), teams, games) if fixtures is None else list(fixtures)
-    logger.info(f'league: {len(participants)} participants, {len(fixtures)} games ({games} per combination of '
-                f'{teams}) of {preset} on {env_num} envs, seed {seed}')
+    logger.info(f'league: {len(participants)} participants, {len(fixtures)} games{per_combination} of {preset} on '
+                f'{env_num} envs, seed {seed}')
     env_cfg = copy.deepcopy(cfg.env)
     env_cfg.pop('manager')
     env_cfg.update(opponent='league', is_evaluator=True)  # every team played by us, on held-out game seeds
