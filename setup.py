@@ -32,6 +32,7 @@ setup(
             'gobigger-eval=ppo_gobigger.cli:eval_main',
             'gobigger-league=ppo_gobigger.cli:league_main',
             'gobigger-play=ppo_gobigger.cli:play_main',
+            'gobigger-ding=ppo_gobigger.cli:ding_main',
         ],
     },
 )

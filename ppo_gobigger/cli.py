@@ -1,5 +1,5 @@
-"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py, entry/league_gobigger.py and
-entry/play_gobigger.py."""
+"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py, entry/league_gobigger.py,
+entry/play_gobigger.py and entry/ding_gobigger.py."""
 import argparse
 import logging
 import os
@@ -235,6 +235,43 @@ def play_main(argv: Optional[List[str]] = None) -> int:
     print(format_standings(result))
     if args.screenshot:
         print(f'screenshot: {args.screenshot}')
+    return 0
+
+
+def ding_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Train our env and policy with DI-engine's own pipelines: 'serial' is "
+        "ding.entry.serial_pipeline_onpolicy, 'middleware' DI-engine 0.5's ding.framework task "
+        '(pipeline/ding_pipelines.py says what each does differently; gobigger-train stays the default).'
+    )
+    parser.add_argument('--pipeline', choices=('serial', 'middleware'), default='serial',
+                        help="DI-engine's pipeline (default: serial)")
+    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config (and create_config)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the run (default 0)')
+    parser.add_argument('--max-env-step', type=int, default=None,
+                        help="stop after this many env steps (default: the config's max_env_step)")
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                        help='override a config key by its dotted path (repeatable)')
+    args = parser.parse_args(argv)
+    if args.pipeline == 'middleware':  # before anything imports protobuf (see pipeline/ding_pipelines.py)
+        os.environ.setdefault('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION', 'python')
+    _setup_output()
+
+    from .config import ConfigError, apply_overrides, compile_config, load_config_file
+    try:
+        main_config, create_config = load_config_file(args.config)
+        main_config = apply_overrides(main_config, args.set)
+        cfg, _ = compile_config(main_config, create_config)  # ours checks every key; DI-engine's ignores typos
+    except ConfigError as e:
+        return _fail(str(e))
+    max_env_step = args.max_env_step if args.max_env_step is not None else cfg.max_env_step or int(1e10)
+    from .pipeline.ding_pipelines import middleware_pipeline, serial_onpolicy
+    if args.pipeline == 'serial':
+        serial_onpolicy(main_config, create_config, seed=args.seed, max_env_step=max_env_step)
+    else:
+        outputs = middleware_pipeline(main_config, create_config, seed=args.seed, max_env_step=max_env_step)
+        print('total_loss by iteration: ' + ' '.join(f'{o["total_loss"]:.4g}' for o in outputs))
+    print(f'checkpoints: {os.path.join(cfg.exp_name, "ckpt")}')
     return 0
 
 

@@ -1,6 +1,5 @@
 """Our env and policy under DI-engine's own entry (serial_pipeline_onpolicy) and its workers' formats; short games."""
 import glob
-import json
 import os
 import subprocess
 import sys
@@ -16,6 +15,10 @@ from ppo_gobigger.policy.ding_modes import SAMPLE_KEYS, GoBiggerPPOCommandModePo
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 25 env steps a game (100 GoBigger steps, the default's 4 per decision), one process
 SHORT = ['env.custom_cfg.frame_limit=200', 'env.manager.type=base', 'policy.model.hidden_size=32']
+# one game per collector env and iteration, two iterations' passes of two minibatches, one evaluation game
+TINY_RUN = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+            'policy.collect.n_sample=50', 'policy.learn.batch_size=25', 'policy.learn.epoch_per_collect=2',
+            'policy.eval.evaluator.eval_freq=1000']
 
 
 def default_config(*extra):
@@ -58,24 +61,17 @@ def test_samples_keep_their_trajectorys_bootstrap_and_cut():
 def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
     """DI-engine's usual entry, on our default config with short games: it trains, the loss moves, it writes
     checkpoints."""
-    from ding.entry import serial_pipeline_onpolicy
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+    from ppo_gobigger.pipeline.ding_pipelines import serial_onpolicy
+
     monkeypatch.chdir(tmp_path)  # DI-engine writes its experiment folder (and runs git) in the working directory
-    main_config, create_config = default_config(
-        'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
-        'policy.collect.n_sample=50', 'policy.learn.batch_size=25', 'policy.learn.epoch_per_collect=2',
-        'policy.eval.evaluator.eval_freq=1000', "exp_name='ding_run'"
-    )
-    # what DI-engine's compile_config needs beyond our config: the env manager named in create_config (ours reads
-    # env.manager), and a number for stop_value (ours: None, never stop)
-    create_config.env_manager = dict(type=main_config['env']['manager']['type'])
-    main_config['env']['stop_value'] = 1e10
-    main_config['policy']['learn']['learner'] = dict(hook=dict(log_show_after_iter=1))
+    main_config, create_config = default_config(*TINY_RUN, "exp_name='ding_run'")
+    main_config['policy']['learn']['learner'] = dict(hook=dict(log_show_after_iter=1))  # DI-engine's learner key
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # DI-engine's entry leaves torch's threads as they are: many fight the envs
     try:
-        serial_pipeline_onpolicy((main_config, create_config), seed=0, max_env_step=150)
+        serial_onpolicy(main_config, create_config, seed=0, max_env_step=150)
     finally:
         torch.set_num_threads(threads)
     ckpts = sorted(os.path.basename(p) for p in glob.glob('ding_run/ckpt/*.pth.tar'))
@@ -89,32 +85,21 @@ def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
     assert any(not torch.equal(first[k], last[k]) for k in first)
 
 
-MIDDLEWARE_RUN = '''
-import json, sys
-import torch
-from ppo_gobigger.pipeline.ding_middleware import middleware_pipeline
-from tests.test_ding_pipelines import default_config
-torch.set_num_threads(1)
-main_config, create_config = default_config(*sys.argv[1:])  # as they are, short games aside
-outputs = middleware_pipeline(main_config, create_config, seed=0, max_env_step=150)
-print('OUTPUTS', json.dumps([o['total_loss'] for o in outputs]))
-'''
-
-
 def test_dingengines_middleware_pipeline_trains_our_policy(tmp_path):
-    """DI-engine 0.5's task with its collector, trainer, evaluator and checkpoint middleware (our train_samples in
-    place of its gae_estimator). In a process of its own: importing ding.framework.middleware needs protobuf's
-    Python implementation (wandb), chosen before anything imports protobuf."""
-    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION='python', PYTHONPATH=ROOT)
-    overrides = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
-                 'policy.collect.n_sample=50', 'policy.learn.batch_size=25', 'policy.learn.epoch_per_collect=2',
-                 f'exp_name={str(tmp_path / "mw_run")!r}']
-    run = subprocess.run([sys.executable, '-c', MIDDLEWARE_RUN, *overrides], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    """gobigger-ding --pipeline middleware: DI-engine 0.5's task with its collector, trainer, evaluator and checkpoint
+    middleware (our train_samples in place of its gae_estimator). In a process of its own: importing
+    ding.framework.middleware needs protobuf's Python implementation (wandb), chosen before protobuf is imported."""
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS='1')
+    argv = ['--pipeline', 'middleware', '--max-env-step', '150', '--set', f'exp_name={str(tmp_path / "mw_run")!r}']
+    for item in SHORT + TINY_RUN:
+        argv += ['--set', item]
+    run = subprocess.run([sys.executable, os.path.join(ROOT, 'entry', 'ding_gobigger.py'), *argv], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    (line, ) = [line for line in run.stdout.splitlines() if line.startswith('OUTPUTS ')]
-    loss = json.loads(line[len('OUTPUTS '):])
+    (line, ) = [line for line in run.stdout.splitlines() if line.startswith('total_loss by iteration: ')]
+    loss = [float(x) for x in line.split(': ')[1].split()]
     assert len(loss) >= 3 and all(np.isfinite(loss)) and len(set(loss)) > 1, loss  # 50 env steps an iteration
+    assert f'checkpoints: {tmp_path / "mw_run" / "ckpt"}' in run.stdout
     ckpts = sorted(os.listdir(tmp_path / 'mw_run' / 'ckpt'))
     assert {'iteration_1.pth.tar', 'iteration_3.pth.tar'} <= set(ckpts), ckpts
     first, last = (torch.load(tmp_path / 'mw_run' / 'ckpt' / name, map_location='cpu', weights_only=False)['model']

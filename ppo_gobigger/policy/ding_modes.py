@@ -97,7 +97,7 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
         the trajectories kept apart by their cut flags.
 
         data: a list of samples (BaseLearner's; returns the iteration's figures), or the samples already stacked,
-        {key: (T, ...)} (DI-engine's middleware trainer, pipeline/ding_middleware.py; returns them in a list, one
+        {key: (T, ...)} (DI-engine's middleware trainer, pipeline/ding_pipelines.py; returns them in a list, one
         entry per iteration, as that trainer counts iterations)."""
         if isinstance(data, list):
             rollout = {k: torch.as_tensor(np.stack([_numpy(s[k]) for s in data])) for k in SAMPLE_KEYS}  # (T, ...)
