@@ -23,6 +23,7 @@ later) wandb 0.12's generated code fails at import ("Descriptors cannot be creat
 PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python is set before anything imports protobuf (gobigger-ding sets it).
 """
 import copy
+import warnings
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -64,8 +65,10 @@ def serial_onpolicy(main_config: Dict, create_config: Dict, seed: int = 0, max_e
     from ding.entry import serial_pipeline_onpolicy
 
     manager = main_config.get('env', {}).get('manager', {}).get('type', 'subprocess')
-    return serial_pipeline_onpolicy(ding_configs(main_config, create_config, manager), seed=seed,
-                                    max_env_step=max_env_step)
+    with warnings.catch_warnings():  # its compile_config imports yapf, which imports the deprecated lib2to3
+        warnings.filterwarnings('ignore', message='lib2to3 package is deprecated', category=DeprecationWarning)
+        return serial_pipeline_onpolicy(ding_configs(main_config, create_config, manager), seed=seed,
+                                        max_env_step=max_env_step)
 
 
 def middleware_pipeline(main_config: Dict, create_config: Dict, seed: int = 0, max_env_step: int = int(1e10),
