@@ -31,6 +31,8 @@ setup(
             'gobigger-train=ppo_gobigger.cli:train_main',
             'gobigger-eval=ppo_gobigger.cli:eval_main',
             'gobigger-league=ppo_gobigger.cli:league_main',
+            'gobigger-play=ppo_gobigger.cli:play_main',
+            'gobigger-ding=ppo_gobigger.cli:ding_main',
         ],
     },
 )

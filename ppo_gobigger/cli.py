@@ -1,4 +1,5 @@
-"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py and entry/league_gobigger.py."""
+"""Command lines of entry/train_gobigger.py, entry/eval_gobigger.py, entry/league_gobigger.py,
+entry/play_gobigger.py and entry/ding_gobigger.py."""
 import argparse
 import logging
 import os
@@ -96,8 +97,14 @@ def train_main(argv: Optional[List[str]] = None) -> int:
 
 
 def eval_main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description='Evaluate a checkpoint against the bots.')
+    parser = argparse.ArgumentParser(description='Evaluate a checkpoint against the bots, or against another '
+                                     'checkpoint (--vs).')
     parser.add_argument('--ckpt', required=True, help='checkpoint file (iteration_N.pth.tar or ckpt_best.pth.tar)')
+    parser.add_argument(
+        '--vs', default=None, metavar='CKPT',
+        help="head to head: CKPT's team (every other team on a multi-team preset) instead of the bots, on --ckpt's "
+        'evaluation games; reports both sides'
+    )
     parser.add_argument('--episodes', type=int, default=None, help='games to play (default: the config\'s)')
     parser.add_argument('--config', default=None, help='config file (default: the config stored in the checkpoint)')
     parser.add_argument('--seed', type=int, default=None, help='evaluation seed (default: the config\'s)')
@@ -112,6 +119,8 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
 
     from .config import ConfigError, load_config_file
     from .pipeline.learn.checkpoint import CheckpointError
+    if args.vs is not None:
+        return _head_to_head(args)
     from .pipeline.evaluate import evaluate
     from .pipeline.play.evaluator import format_report
     try:
@@ -124,6 +133,23 @@ def eval_main(argv: Optional[List[str]] = None) -> int:
     print(format_report(report))
     for video in _videos_since(args.replay_dir, start):
         print(f'replay: {video}')
+    return 0
+
+
+def _head_to_head(args: argparse.Namespace) -> int:
+    from .config import ConfigError
+    from .pipeline.learn.checkpoint import CheckpointError
+    from .pipeline.league.head_to_head import format_head_to_head, head_to_head
+    for flag, value in (('--config', args.config), ('--replay-dir', args.replay_dir)):
+        if value is not None:
+            return _fail(f'{flag} does not apply to a head to head (--vs): each checkpoint plays with the config it '
+                         'was trained with; change the games with --set')
+    try:
+        report = head_to_head(args.ckpt, args.vs, episodes=args.episodes, seed=args.seed, overrides=args.set,
+                              progress=args.progress)
+    except (ConfigError, CheckpointError) as e:
+        return _fail(str(e))
+    print(format_head_to_head(report))
     return 0
 
 
@@ -171,6 +197,81 @@ def league_main(argv: Optional[List[str]] = None) -> int:
     print(format_table(table))
     for path in paths:
         print(f'wrote {path}')
+    return 0
+
+
+def play_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Play GoBigger in a window with a checkpoint's policy playing every other player (--ckpt), or "
+        "watch checkpoints' teams play (--watch). The mouse steers, Q ejects, W splits, Esc quits."
+    )
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument('--ckpt', metavar='A', help="you play one player; A's policy plays your teammates and, without "
+                     '--vs, the other teams')
+    who.add_argument('--watch', metavar='A', help="watch A's team (team 0) play")
+    parser.add_argument('--vs', metavar='B', default=None,
+                        help="B's policy plays every team but A's (with --watch) or yours (with --ckpt)")
+    parser.add_argument('--player', type=int, default=0, metavar='ID', help='the player id you control (default 0)')
+    parser.add_argument('--seed', type=int, default=None, help='seed of the game (default: a random one)')
+    parser.add_argument('--frame-limit', type=int, default=None, metavar='FRAMES',
+                        help="length of the game in frames, 20 a second (default: the preset's)")
+    parser.add_argument('--speed', type=float, default=1.0,
+                        help='game time per real time (default 1: real time; 0: as fast as it runs)')
+    parser.add_argument('--screenshot', default=None, metavar='PNG', help="save the game's last frame there")
+    args = parser.parse_args(argv)
+    _setup_output()
+
+    from .config import ConfigError
+    from .pipeline.learn.checkpoint import CheckpointError
+    from .pipeline.arena.play import format_standings, play
+    from .pipeline.arena.window import DisplayError
+    if args.speed < 0 or (args.frame_limit is not None and args.frame_limit < 1):
+        return _fail(f'--speed must be >= 0 and --frame-limit >= 1; got {args.speed} and {args.frame_limit}')
+    try:
+        result = play(args.watch or args.ckpt, vs=args.vs, watch=args.watch is not None, human_id=args.player,
+                      seed=args.seed, frame_limit=args.frame_limit, speed=args.speed, screenshot=args.screenshot)
+    except (ConfigError, CheckpointError, DisplayError) as e:
+        return _fail(str(e))
+    print(format_standings(result))
+    if args.screenshot:
+        print(f'screenshot: {args.screenshot}')
+    return 0
+
+
+def ding_main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Train our env and policy with DI-engine's own pipelines: 'serial' is "
+        "ding.entry.serial_pipeline_onpolicy, 'middleware' DI-engine 0.5's ding.framework task "
+        '(pipeline/ding_pipelines.py says what each does differently; gobigger-train stays the default).'
+    )
+    parser.add_argument('--pipeline', choices=('serial', 'middleware'), default='serial',
+                        help="DI-engine's pipeline (default: serial)")
+    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config (and create_config)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the run (default 0)')
+    parser.add_argument('--max-env-step', type=int, default=None,
+                        help="stop after this many env steps (default: the config's max_env_step)")
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                        help='override a config key by its dotted path (repeatable)')
+    args = parser.parse_args(argv)
+    if args.pipeline == 'middleware':  # before anything imports protobuf (see pipeline/ding_pipelines.py)
+        os.environ.setdefault('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION', 'python')
+    _setup_output()
+
+    from .config import ConfigError, apply_overrides, compile_config, load_config_file
+    try:
+        main_config, create_config = load_config_file(args.config)
+        main_config = apply_overrides(main_config, args.set)
+        cfg, _ = compile_config(main_config, create_config)  # ours checks every key; DI-engine's ignores typos
+    except ConfigError as e:
+        return _fail(str(e))
+    max_env_step = args.max_env_step if args.max_env_step is not None else cfg.max_env_step or int(1e10)
+    from .pipeline.ding_pipelines import middleware_pipeline, serial_onpolicy
+    if args.pipeline == 'serial':
+        serial_onpolicy(main_config, create_config, seed=args.seed, max_env_step=max_env_step)
+    else:
+        outputs = middleware_pipeline(main_config, create_config, seed=args.seed, max_env_step=max_env_step)
+        print('total_loss by iteration: ' + ' '.join(f'{o["total_loss"]:.4g}' for o in outputs))
+    print(f'checkpoints: {os.path.join(cfg.exp_name, "ckpt")}')
     return 0
 
 

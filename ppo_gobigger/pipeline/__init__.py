@@ -7,6 +7,7 @@
     learn/          learning from games: the learner, checkpoints, the kickstart (pretrain.py)
     distributed/    where the games run: local env managers, Ray actors, torchrun ranks (config ``distributed``)
     evaluate.py     evaluate(): a saved checkpoint's games
+    arena/          a person playing with and against checkpoints in a window, or watching them (gobigger-play)
     monitor/        what a run shows and writes: progress bar, TensorBoard, CSV, learning curve, replays
     serial.py       train(): the training loop over all of the above
 

@@ -278,11 +278,13 @@ def play_league(
         env_num: int = 2,
         overrides: Sequence[str] = (),
         progress: Optional[bool] = None,
+        fixtures: Optional[Sequence[Tuple[int, ...]]] = None,
 ) -> League:
     """Play the round robin of ``participants`` (checkpoints with their ``models``, bots, random), ``games`` games
     per combination, on held-out games of ``preset`` (default: the first checkpoint's, else st_t2p2) from the
     default config with ``overrides`` (--set KEY=VALUE, e.g. env.custom_cfg.frame_limit=200), ``env_num`` envs.
-    Raises ConfigError for a bad setting or too few participants."""
+    ``fixtures``: the games to play instead of the round robin, each the participant index of every row (G,), as
+    schedule() gives them (head_to_head.py). Raises ConfigError for a bad setting or too few participants."""
     if games < 1 or env_num < 1 or seed < 0:
         raise ConfigError(f'games per combination and envs must be >= 1 and the seed >= 0; got {games}, {env_num} '
                           f'and {seed}')
@@ -295,7 +297,9 @@ def play_league(
     main_config = apply_overrides({'env': {'preset': preset}}, list(overrides))
     cfg, create_cfg = compile_config(main_config)
     preset, teams = cfg.env.preset, team_num(cfg.env)  # --set env.preset=... has the last word
-    if len(participants) < max(2, teams):
+    if fixtures is not None and any(len(f) != teams for f in fixtures):
+        raise ConfigError(f'each game of {preset} needs a participant for each of its {teams} teams')
+    if fixtures is None and len(participants) < max(2, teams):
         raise ConfigError(f'a league of {preset} needs at least {max(2, teams)} participants (one per team); got '
                           f'{len(participants)}: {", ".join(names) or "none"}')
     if 'action_repeat' in main_config['env']:  # set by an override
@@ -308,9 +312,10 @@ def play_league(
         if p.trained_env['step_mul'] != cfg.env.step_mul:
             logger.warning(f'{p.name} was trained with env.step_mul={p.trained_env["step_mul"]!r}; the league '
                            f'plays env.step_mul={cfg.env.step_mul!r} (--set to match)')
-    fixtures = schedule(len(participants), teams, games)
-    logger.info(f'league: {len(participants)} participants, {len(fixtures)} games ({games} per combination of '
-                f'{teams}) of {preset} on {env_num} envs, seed {seed}')
+    per_combination = f' ({games} per combination of {teams})' if fixtures is None else ''
+    fixtures = schedule(len(participants), teams, games) if fixtures is None else list(fixtures)
+    logger.info(f'league: {len(participants)} participants, {len(fixtures)} games{per_combination} of {preset} on '
+                f'{env_num} envs, seed {seed}')
     env_cfg = copy.deepcopy(cfg.env)
     env_cfg.pop('manager')
     env_cfg.update(opponent='league', is_evaluator=True)  # every team played by us, on held-out game seeds
