@@ -1,6 +1,5 @@
 """End to end on small settings: real games, real DI-engine managers, real PPO updates, checkpoints and reports."""
 import json
-import logging
 import os
 import subprocess
 import sys
