@@ -147,29 +147,37 @@ def _run_entry(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+def _run_entries(*commands):
+    """Run each entry command (a list of arguments) at the same time; their CompletedProcess-like results in order."""
+    procs = [subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for args in commands]
+    results = []
+    for proc, args in zip(procs, commands):
+        stdout, stderr = proc.communicate(timeout=300)
+        results.append(subprocess.CompletedProcess(args, proc.returncode, stdout, stderr))
+    return results
+
+
 def test_eval_entry_prints_the_report_and_rejects_bad_checkpoints(trained, tmp_path):
     exp_dir, _ = trained
     good = exp_dir / 'ckpt' / 'ckpt_best.pth.tar'
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '2')
-    assert out.returncode == 0, out.stderr
-    assert 'win_rate' in out.stdout and 'score_ratio_mean' in out.stdout
-
-    missing = _run_entry('entry/eval_gobigger.py', '--ckpt', str(tmp_path / 'nope.pth.tar'))
-    assert missing.returncode != 0 and 'not found' in missing.stderr
-
     truncated = tmp_path / 'truncated.pth.tar'
     truncated.write_bytes(good.read_bytes()[:5000])
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(truncated))
-    assert out.returncode != 0 and 'truncated' in out.stderr
+    out, missing, cut, mismatched = _run_entries(  # four processes at once: each spends most of its time importing
+        ['entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '2'],
+        ['entry/eval_gobigger.py', '--ckpt', str(tmp_path / 'nope.pth.tar')],
+        ['entry/eval_gobigger.py', '--ckpt', str(truncated)],
+        ['entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '1', '--set', 'policy.model.hidden_size=48'])
+    assert out.returncode == 0, out.stderr
+    assert 'win_rate' in out.stdout and 'score_ratio_mean' in out.stdout and 'score_ratio_median' in out.stdout
+    assert missing.returncode != 0 and 'not found' in missing.stderr
+    assert cut.returncode != 0 and 'truncated' in cut.stderr
+    assert mismatched.returncode != 0 and 'mismatched shapes' in mismatched.stderr
 
     foreign = tmp_path / 'foreign.pth.tar'
     torch.save({'state_dict': {}}, foreign)
     with pytest.raises(CheckpointError, match='not a ppo_gobigger checkpoint'):
         load_checkpoint(str(foreign))
-
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '1', '--set',
-                     'policy.model.hidden_size=48')
-    assert out.returncode != 0 and 'mismatched shapes' in out.stderr
 
 
 def test_train_entry_rejects_a_bad_key_before_starting(tmp_path):
