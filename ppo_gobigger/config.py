@@ -9,6 +9,7 @@ import copy
 import difflib
 import importlib.util
 import inspect
+import logging
 import os
 import runpy
 import sys
@@ -23,6 +24,27 @@ class ConfigError(ValueError):
     """A user config that cannot be run: unknown key, wrong type, inconsistent settings."""
 
 
+# Keys that are gone, as saved configs (every checkpoint's, the zoo's included) may still hold them:
+# {dotted key: (its old value that did nothing, what it did)}. At that value a key is dropped quietly; a training-only
+# key at another value is dropped with one log line (the weights play as they are); a key that changed what the model
+# observes ('observation') cannot be dropped at another value: ConfigError.
+RETIRED_KEYS = {
+    'policy.on_policy': (True, 'no-op'),
+    'policy.multi_gpu': (False, 'no-op'),
+    'policy.bp_update_sync': (True, 'no-op'),
+    'policy.traj_len_inf': (False, 'no-op'),
+    'policy.learn.resume_training': (False, 'no-op'),
+    'policy.learn.critic_warmup_iters': (0, 'training'),
+    'policy.learn.lr_warmup_iters': (0, 'training'),
+    'policy.learn.imitation_anneal': (False, 'training'),
+    'policy.learn.kickstart_kl_env_steps': (None, 'training'),
+    'policy.learn.kickstart_teacher': (None, 'training'),
+    'env.eaten_penalty': (0.0, 'training'),
+    'env.enemy_clone_slots': (0, 'observation'),
+    'env.team_vision': (False, 'observation'),
+}
+
+
 # Sections whose keys belong to another library's config and are checked against that library's defaults.
 FREE_FORM = ('env.custom_cfg', 'env.manager')
 _MANAGER_TYPES = ('base', 'subprocess', 'async_subprocess')
@@ -33,14 +55,17 @@ LEAGUE_SAMPLING = ('uniform', 'pfsp')  # league.sampling
 def default_config() -> EasyDict:
     """The full default main_config: every key a user may set, with its default."""
     from .envs.gobigger_env import GoBiggerEnv
-    from .model.gobigger_ppo_model import GoBiggerPPoModel
-    from .policy.gobigger_ppo import GoBiggerPPOPolicy
+    from .model.gobigger_ppo_model import GoBiggerPPOModel
+    from .policy.gobigger_ppo import DING_FIXED, DING_FIXED_LEARN, GoBiggerPPOPolicy
 
     policy = GoBiggerPPOPolicy.default_config()
-    policy.pop('cfg_type', None)
+    for key in ('cfg_type', *DING_FIXED):  # what DI-engine reads is set by the policy class, not by users
+        policy.pop(key, None)
+    for key in DING_FIXED_LEARN:
+        policy.learn.pop(key, None)
     policy.model = {
         name: p.default
-        for name, p in inspect.signature(GoBiggerPPoModel.__init__).parameters.items()
+        for name, p in inspect.signature(GoBiggerPPOModel.__init__).parameters.items()
         if name != 'self' and p.default is not inspect.Parameter.empty
     }
     env = GoBiggerEnv.default_config()
@@ -190,9 +215,32 @@ def _manager_config(user: Dict) -> EasyDict:
     return merged
 
 
+def drop_retired_keys(main_config: Dict) -> Dict:
+    """A copy of ``main_config`` without the keys of RETIRED_KEYS (see there); ConfigError for one that changed
+    what the model observes at a value other than its old default."""
+    main_config = copy.deepcopy(dict(main_config))
+    for path, (old, kind) in RETIRED_KEYS.items():
+        *parents, key = path.split('.')
+        node = main_config
+        for parent in parents:
+            node = node.get(parent) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or key not in node:
+            continue
+        value = node.pop(key)
+        if value == old and isinstance(value, bool) == isinstance(old, bool):
+            continue
+        if kind == 'observation':
+            raise ConfigError(f'config key {path}={value!r} changed what the model observes and is no longer '
+                              f'supported (only {old!r} is): this config, or the checkpoint it came from, cannot run')
+        logging.getLogger('ppo_gobigger').warning(
+            f'config key {path}={value!r} is retired (a training option since removed); ignored')
+    return main_config
+
+
 def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> Tuple[EasyDict, EasyDict]:
-    """User main_config/create_config -> complete, checked EasyDicts. Raises ConfigError on a bad config."""
-    cfg = EasyDict(_merge_checked(default_config(), main_config or {}, '', FREE_FORM))
+    """User main_config/create_config -> complete, checked EasyDicts. Raises ConfigError on a bad config.
+    Retired keys (RETIRED_KEYS) are dropped first, so that the config saved in an older checkpoint still compiles."""
+    cfg = EasyDict(_merge_checked(default_config(), drop_retired_keys(main_config or {}), '', FREE_FORM))
     cfg.env.manager = _manager_config(cfg.env.manager or {})
     create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config', ()))
     _check_consistency(cfg)
@@ -232,21 +280,14 @@ def _check_consistency(cfg: EasyDict) -> None:
         raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
     if learn.target_kl is not None and learn.target_kl <= 0:
         raise ConfigError(f'policy.learn.target_kl must be None or > 0, got {learn.target_kl}')
-    if learn.kickstart_kl < 0 or (learn.kickstart_kl_env_steps is not None and learn.kickstart_kl_env_steps <= 0):
-        raise ConfigError(f'policy.learn.kickstart_kl must be >= 0 and kickstart_kl_env_steps None or > 0; got '
-                          f'{learn.kickstart_kl} and {learn.kickstart_kl_env_steps}')
-    if learn.kickstart_teacher and not (learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0):
-        raise ConfigError(f'policy.learn.kickstart_teacher={learn.kickstart_teacher!r} is the teacher of kickstart_kl '
-                          f'in a run with no kickstart of its own: it needs kickstart_kl > 0 and pretrain.env_steps 0, '
-                          f'got {learn.kickstart_kl} and {cfg.pretrain.env_steps}')
-    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not (cfg.policy.load_path or learn.kickstart_teacher):
+    if learn.kickstart_kl < 0:
+        raise ConfigError(f'policy.learn.kickstart_kl must be >= 0, got {learn.kickstart_kl}')
+    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not cfg.policy.load_path:
         raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
-                          f'pretrain.env_steps > 0, or a policy.load_path or policy.learn.kickstart_teacher to distil, '
-                          f'got {cfg.pretrain.env_steps}, {cfg.policy.load_path!r} and {learn.kickstart_teacher!r}')
-    if not isinstance(learn.critic_warmup_iters, int) or learn.critic_warmup_iters < 0:
-        raise ConfigError(f'policy.learn.critic_warmup_iters must be an int >= 0, got {learn.critic_warmup_iters!r}')
-    if not isinstance(learn.lr_warmup_iters, int) or learn.lr_warmup_iters < 0:
-        raise ConfigError(f'policy.learn.lr_warmup_iters must be an int >= 0, got {learn.lr_warmup_iters!r}')
+                          f'pretrain.env_steps > 0 or a policy.load_path to distil, got {cfg.pretrain.env_steps} '
+                          f'and {cfg.policy.load_path!r}')
+    if env.stop_value is not None and (isinstance(env.stop_value, bool) or not 0 < env.stop_value <= 1):
+        raise ConfigError(f'env.stop_value is a win rate: None or a number in (0, 1], got {env.stop_value!r}')
     if cfg.policy.load_learn_state and not cfg.policy.load_path:
         raise ConfigError('policy.load_learn_state=True takes the optimizer and value normalisation of '
                           'policy.load_path, which is not set')

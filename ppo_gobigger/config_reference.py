@@ -30,11 +30,11 @@ def sources() -> List[Tuple[str, Any]]:
     """(key prefix, object whose source holds the defaults of the keys under it), outermost first."""
     from .config import default_config
     from .envs.gobigger_env import GoBiggerEnv
-    from .model.gobigger_ppo_model import GoBiggerPPoModel
+    from .model.gobigger_ppo_model import GoBiggerPPOModel
     from .policy.gobigger_ppo import GoBiggerPPOPolicy
 
     return [('', default_config), ('env.', GoBiggerEnv), ('policy.', GoBiggerPPOPolicy),
-            ('policy.model.', GoBiggerPPoModel.__init__)]
+            ('policy.model.', GoBiggerPPOModel.__init__)]
 
 
 def comments() -> Dict[str, str]:

@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from ppo_gobigger.config import ConfigError, apply_overrides, compile_config, load_config_file, parse_value
+from ppo_gobigger.config import (RETIRED_KEYS, ConfigError, apply_overrides, compile_config, default_config,
+                                 load_config_file, parse_value)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG_DIR = os.path.join(ROOT, 'config')
@@ -67,13 +68,10 @@ def test_wrong_type_is_an_error(default_files):
         ('pretrain.bot_level=5', r'pretrain.bot_level 5 is not one of \(1, 2, 3\)'),
         ('pretrain.env_steps=-1', 'pretrain.env_steps must be >= 0'),
         ('policy.model.actor_head=pointer', "unknown policy.model.actor_head 'pointer': choose one of discrete, "),
-        ('policy.learn.kickstart_kl=1.0', r'kickstart_kl=1.0 distils a kickstart: it needs pretrain.env_steps > 0, '
-                                          r'or a policy.load_path or policy.learn.kickstart_teacher to distil, got 0, '
-                                          r'None and None'),
-        ('policy.learn.kickstart_teacher="k.pth.tar"', r"kickstart_teacher='k.pth.tar' is the teacher of kickstart_kl "
-                                                       r'.* needs kickstart_kl > 0 and pretrain.env_steps 0, got 0.0'),
-        ('policy.learn.kickstart_kl_env_steps=0', r'kickstart_kl_env_steps None or > 0; got 0.0 and 0'),
-        ('policy.learn.lr_warmup_iters=-1', r'lr_warmup_iters must be an int >= 0, got -1'),
+        ('policy.learn.kickstart_kl=1.0', r'kickstart_kl=1.0 distils a kickstart: it needs pretrain.env_steps > 0 '
+                                          r'or a policy.load_path to distil, got 0 and None'),
+        ('env.stop_value=0', r'env.stop_value is a win rate: None or a number in \(0, 1\], got 0'),
+        ('env.stop_value=1.5', r'env.stop_value is a win rate: None or a number in \(0, 1\], got 1.5'),
     ]
 )
 def test_inconsistent_settings(default_files, override, message):
@@ -95,3 +93,55 @@ def test_env_settings_are_checked_at_compile_time(default_files, override, messa
     main_config, create_config = default_files
     with pytest.raises(ConfigError, match=message):
         compile_config(apply_overrides(main_config, [override]), create_config)
+
+
+def test_a_stop_value_of_one_is_allowed(default_files):
+    main_config, create_config = default_files
+    cfg, _ = compile_config(apply_overrides(main_config, ['env.stop_value=1']), create_config)
+    assert cfg.env.stop_value == 1
+
+
+def _with(config, path, value):
+    config = copy.deepcopy(config)
+    *parents, key = path.split('.')
+    node = config
+    for parent in parents:
+        node = node.setdefault(parent, {})
+    node[key] = value
+    return config
+
+
+@pytest.mark.parametrize('path', sorted(RETIRED_KEYS))
+def test_a_saved_config_with_a_retired_key_at_its_old_value_loads_quietly(default_files, path, caplog):
+    """A checkpoint's saved config may hold keys since removed (every zoo agent's does): at their old no-op value
+    they are dropped without a word, and none of them is a key of today's config."""
+    main_config, create_config = default_files
+    cfg, _ = compile_config(_with(main_config, path, RETIRED_KEYS[path][0]), create_config)
+    assert not caplog.records
+    node = default_config()
+    *parents, key = path.split('.')
+    for parent in parents:
+        node = node[parent]
+    assert key not in node
+
+
+def test_a_retired_training_key_at_another_value_is_dropped_with_one_log_line(default_files, caplog):
+    main_config, create_config = default_files
+    saved = _with(_with(main_config, 'policy.learn.kickstart_kl_env_steps', 72000), 'policy.multi_gpu', False)
+    cfg, _ = compile_config(saved, create_config)
+    assert [r.getMessage() for r in caplog.records] == [
+        'config key policy.learn.kickstart_kl_env_steps=72000 is retired (a training option since removed); ignored']
+    assert 'kickstart_kl_env_steps' not in cfg.policy.learn and saved['policy']['learn']['kickstart_kl_env_steps']
+
+
+@pytest.mark.parametrize('path, value', [('env.enemy_clone_slots', 4), ('env.team_vision', True)])
+def test_a_retired_key_that_changed_the_observation_is_an_error(default_files, path, value):
+    main_config, create_config = default_files
+    with pytest.raises(ConfigError, match=f'config key {path}={value!r} changed what the model observes'):
+        compile_config(_with(main_config, path, value), create_config)
+
+
+def test_a_user_cannot_set_a_retired_key(default_files):
+    main_config, _ = default_files
+    with pytest.raises(ConfigError, match="unknown config key 'policy.learn.critic_warmup_iters'"):
+        apply_overrides(main_config, ['policy.learn.critic_warmup_iters=3'])

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
-from ppo_gobigger.envs.gobigger_env import GoBiggerPPOEnv
+from ppo_gobigger.envs.gobigger_env import GoBiggerEnv
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.policy.ding_modes import SAMPLE_KEYS, GoBiggerPPOCommandModePolicy
 
@@ -35,7 +35,7 @@ def test_samples_keep_their_trajectorys_bootstrap_and_cut():
         default_config('env.collector_env_num=1', 'policy.collect.n_sample=6', 'policy.learn.batch_size=3')[0])
     torch.manual_seed(0)
     policy = GoBiggerPPOCommandModePolicy(cfg.policy, model=build_model(cfg), enable_field=['learn', 'collect'])
-    env = GoBiggerPPOEnv(cfg.env)
+    env = GoBiggerEnv(cfg.env)
     env.seed(0)
     obs, transitions = env.reset(), []
     for _ in range(6):

@@ -539,16 +539,16 @@ def test_env_is_registered_as_gobigger_and_by_its_former_name():
 
 def test_checkpoints_saved_with_a_retired_env_setting_load_only_with_it_off(tmp_path):
     """env.eaten_penalty, env.enemy_clone_slots and env.team_vision are gone: a checkpoint's config that holds one
-    at its old default loads without it and compiles; one trained with it on is refused, naming the setting."""
-    from ppo_gobigger.config import compile_config, default_config
-    from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+    at its old default compiles without it (config.RETIRED_KEYS); one trained with an observation option on is
+    refused, naming the setting."""
+    from ppo_gobigger.config import ConfigError, compile_config, default_config
+    from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint, save_checkpoint
     config = default_config()
     config.env.update(eaten_penalty=0.0, enemy_clone_slots=0, team_vision=False)
     save_checkpoint(str(tmp_path / 'off.pth.tar'), {}, 0, 0, config)
-    loaded = load_checkpoint(str(tmp_path / 'off.pth.tar'))['config']
-    assert not {'eaten_penalty', 'enemy_clone_slots', 'team_vision'} & set(loaded['env'])
-    compile_config(loaded)
+    compiled, _ = compile_config(load_checkpoint(str(tmp_path / 'off.pth.tar'))['config'])
+    assert not {'eaten_penalty', 'enemy_clone_slots', 'team_vision'} & set(compiled.env)
     config.env.team_vision = True
     save_checkpoint(str(tmp_path / 'on.pth.tar'), {}, 0, 0, config)
-    with pytest.raises(CheckpointError, match=r'on.pth.tar was trained with env.team_vision=True'):
-        load_checkpoint(str(tmp_path / 'on.pth.tar'))
+    with pytest.raises(ConfigError, match=r'env.team_vision=True changed what the model observes'):
+        compile_config(load_checkpoint(str(tmp_path / 'on.pth.tar'))['config'])

@@ -5,7 +5,7 @@ from ding.utils import MODEL_REGISTRY
 
 from ppo_gobigger.envs.actions import ACTION_NUM, ACTION_TABLE, EJECT, MOVE_DIRECTIONS, SPLIT
 from ppo_gobigger.envs.features import CLONE_EATER, MASK_KEYS, MAX_CLONE, MAX_THORN, OBS_SHAPES
-from ppo_gobigger.model import GoBiggerPPoModel
+from ppo_gobigger.model import GoBiggerPPOModel
 from ppo_gobigger.model.heads import ACTOR_HEADS, DirectionalHead
 
 MODES = ('compute_actor', 'compute_critic', 'compute_actor_critic')
@@ -51,7 +51,7 @@ def fill_padding_with_garbage(inputs, seed=1):
 @pytest.fixture(params=ACTOR_HEADS)
 def model(request):
     torch.manual_seed(0)
-    return GoBiggerPPoModel(actor_head=request.param)
+    return GoBiggerPPOModel(actor_head=request.param)
 
 
 def assert_outputs_close(a, b, atol=1e-6):
@@ -123,8 +123,8 @@ def test_eat_keys_reach_the_output(model):
 
 def test_parameters_keep_the_shapes_of_checkpoints_from_before_the_relations_moved():
     """The relations moved from the env into the model without changing a parameter: older checkpoints still load.
-    Shapes as GoBiggerPPoModel() had at commit b915a16 (39 tensors, 82,547 parameters; the default actor head)."""
-    model = GoBiggerPPoModel()
+    Shapes as GoBiggerPPOModel() had at commit b915a16 (39 tensors, 82,547 parameters; the default actor head)."""
+    model = GoBiggerPPOModel()
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     assert shapes['encoder.clone_mlp.0.weight'] == (64, 17)
     assert shapes['encoder.pair_rel_fc.weight'] == (32, 7)
@@ -172,9 +172,9 @@ def test_critic_is_centralised_actor_is_not(model):
 
 
 def test_registered_and_initialised():
-    assert MODEL_REGISTRY.get('gobigger_ppo') is GoBiggerPPoModel
+    assert MODEL_REGISTRY.get('gobigger_ppo') is GoBiggerPPOModel
     torch.manual_seed(0)
-    model = GoBiggerPPoModel()
+    model = GoBiggerPPOModel()
     logit = model(make_inputs(8, 2), 'compute_actor')['logit']
     assert logit.abs().max() < 0.1  # gain 0.01 on the policy's last layer: a near-uniform first policy
 
@@ -230,4 +230,4 @@ def test_directional_head_peaks_at_the_heading():
 
 def test_unknown_actor_head_names_the_allowed_ones():
     with pytest.raises(ValueError, match=r"'pointer'.*'discrete', 'directional'"):
-        GoBiggerPPoModel(actor_head='pointer')
+        GoBiggerPPOModel(actor_head='pointer')

@@ -98,6 +98,21 @@ def test_a_resumed_run_appends_to_the_csv_and_curve(tmp_path):
         assert len(list(csv.DictReader(f))) == 4  # one header, four reports
 
 
+def test_a_resumed_run_keeps_the_columns_of_its_csv(tmp_path):
+    """A run resumed from one whose evaluator.csv was written before a report field existed (score_ratio_median)
+    appends rows under the file's own header: no field in the wrong column."""
+    old_fields = [f for f in REPORT_FIELDS if f != 'score_ratio_median']
+    with open(tmp_path / CSV_NAME, 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=old_fields)
+        writer.writeheader()
+        writer.writerow({k: v for k, v in make_report(0, 0.0, -20.0).items() if k in old_fields})
+    run_monitor(tmp_path, progress=False)
+    with open(tmp_path / CSV_NAME, newline='') as f:
+        rows = list(csv.DictReader(f))
+    assert [tuple(r) for r in rows] == [tuple(old_fields)] * 3 and all(None not in r for r in rows)
+    assert [(int(r['collector_envstep']), float(r['win_rate'])) for r in rows] == [(0, 0.0), (0, 0.0), (1024, 0.25)]
+
+
 def test_no_bar_unless_a_terminal(tmp_path, monkeypatch):
     err = io.StringIO()  # not a tty
     monkeypatch.setattr(sys, 'stderr', err)

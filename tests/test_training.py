@@ -1,6 +1,5 @@
 """End to end on small settings: real games, real DI-engine managers, real PPO updates, checkpoints and reports."""
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import torch
 
 from ppo_gobigger.config import ConfigError, apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
-from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS
+from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS, selection_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = [
@@ -26,6 +25,9 @@ SMALL = [
     'policy.learn.epoch_per_collect=2',
     'policy.eval.evaluator.eval_freq=512',
     'max_env_step=1024',
+    # learning on one thread: the default (every core) made an iteration's 4 updates take 0.5-8 s instead of 0.06 s
+    # on the 2 shared cores of a test run (learning_threads is tested on its own below)
+    'policy.learn.torch_threads=1',
 ]
 
 
@@ -40,15 +42,6 @@ def read_jsonl(path):
         return [json.loads(line) for line in f]
 
 
-@pytest.fixture(scope='module')
-def trained(tmp_path_factory):
-    from ppo_gobigger import train
-    exp_dir = tmp_path_factory.mktemp('exp')
-    main_config, create_config = small_config(exp_dir)
-    policy, report = train(main_config, create_config, seed=0)
-    return exp_dir, report
-
-
 def test_training_writes_checkpoints_and_reports(trained):
     exp_dir, report = trained
     reports = read_jsonl(exp_dir / 'evaluator.jsonl')
@@ -57,6 +50,7 @@ def test_training_writes_checkpoints_and_reports(trained):
         assert tuple(r) == REPORT_FIELDS
         assert r['episode_count'] == 2 and r['envstep_count'] == 2 * 60
         assert 0.0 <= r['win_rate'] <= 1.0 and 1.0 <= r['rank_mean'] <= 2.0
+        assert r['score_ratio_median'] > 0.0
     assert [r['collector_envstep'] for r in reports] == [0, 512, 1024]
     assert reports[-1] == report
     learner_log = read_jsonl(exp_dir / 'learner.jsonl')
@@ -71,7 +65,9 @@ def test_training_writes_checkpoints_and_reports(trained):
     assert ckpt['train_iter'] == 16 and ckpt['envstep'] == 1024
     assert {'model', 'optimizer', 'value_norm', 'config'} <= set(ckpt)
     assert ckpt['value_norm']['count'] > 0  # the statistics were updated and saved
-    assert (exp_dir / 'ckpt' / 'ckpt_best.pth.tar').exists()
+    # ckpt_best: the evaluation with the most wins, ties broken by the median score ratio (the first of equals)
+    best = max(reports, key=selection_key)
+    assert load_checkpoint(str(exp_dir / 'ckpt' / 'ckpt_best.pth.tar'))['train_iter'] == best['train_iter']
     assert not [f for f in os.listdir(exp_dir / 'ckpt') if f.startswith('.tmp')]
     probe = exp_dir / 'probe.txt'  # a checkpoint gets the mode of any new file, not the temporary file's 0600
     probe.write_text('')
@@ -151,29 +147,37 @@ def _run_entry(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+def _run_entries(*commands):
+    """Run each entry command (a list of arguments) at the same time; their CompletedProcess-like results in order."""
+    procs = [subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for args in commands]
+    results = []
+    for proc, args in zip(procs, commands):
+        stdout, stderr = proc.communicate(timeout=300)
+        results.append(subprocess.CompletedProcess(args, proc.returncode, stdout, stderr))
+    return results
+
+
 def test_eval_entry_prints_the_report_and_rejects_bad_checkpoints(trained, tmp_path):
     exp_dir, _ = trained
     good = exp_dir / 'ckpt' / 'ckpt_best.pth.tar'
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '2')
-    assert out.returncode == 0, out.stderr
-    assert 'win_rate' in out.stdout and 'score_ratio_mean' in out.stdout
-
-    missing = _run_entry('entry/eval_gobigger.py', '--ckpt', str(tmp_path / 'nope.pth.tar'))
-    assert missing.returncode != 0 and 'not found' in missing.stderr
-
     truncated = tmp_path / 'truncated.pth.tar'
     truncated.write_bytes(good.read_bytes()[:5000])
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(truncated))
-    assert out.returncode != 0 and 'truncated' in out.stderr
+    out, missing, cut, mismatched = _run_entries(  # four processes at once: each spends most of its time importing
+        ['entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '2'],
+        ['entry/eval_gobigger.py', '--ckpt', str(tmp_path / 'nope.pth.tar')],
+        ['entry/eval_gobigger.py', '--ckpt', str(truncated)],
+        ['entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '1', '--set', 'policy.model.hidden_size=48'])
+    assert out.returncode == 0, out.stderr
+    assert 'win_rate' in out.stdout and 'score_ratio_mean' in out.stdout and 'score_ratio_median' in out.stdout
+    assert missing.returncode != 0 and 'not found' in missing.stderr
+    assert cut.returncode != 0 and 'truncated' in cut.stderr
+    assert mismatched.returncode != 0 and 'mismatched shapes' in mismatched.stderr
 
     foreign = tmp_path / 'foreign.pth.tar'
     torch.save({'state_dict': {}}, foreign)
     with pytest.raises(CheckpointError, match='not a ppo_gobigger checkpoint'):
         load_checkpoint(str(foreign))
-
-    out = _run_entry('entry/eval_gobigger.py', '--ckpt', str(good), '--episodes', '1', '--set',
-                     'policy.model.hidden_size=48')
-    assert out.returncode != 0 and 'mismatched shapes' in out.stderr
 
 
 def test_train_entry_rejects_a_bad_key_before_starting(tmp_path):
@@ -233,19 +237,18 @@ def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
 
 
 def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tmp_path, trained):
-    """policy.learn.kickstart_kl: every PPO update adds KL(kickstart || policy) on the rollout's states, its weight
-    falling linearly to 0 at kickstart_kl_env_steps; the kickstart's weights ride in every checkpoint unchanged, a resumed
-    run distils the same teacher, and a checkpoint that cannot name one (a run without a kickstart) is refused."""
+    """policy.learn.kickstart_kl: every PPO update adds KL(kickstart || policy) on the rollout's states at a constant
+    weight; the kickstart's weights ride in every checkpoint unchanged, a resumed run distils the same teacher, and a
+    checkpoint that cannot name one (a run without a kickstart) is refused."""
     from ppo_gobigger.pipeline.serial import train
     settings = ['pretrain.env_steps=100', 'pretrain.epochs=2', 'policy.eval.evaluator.eval_freq=10000',
                 'policy.model.actor_head="discrete"', 'policy.learn.learning_rate=1e-2',
-                'policy.learn.kickstart_kl=2.0', 'policy.learn.kickstart_kl_env_steps=600']
+                'policy.learn.kickstart_kl=2.0']
     main_config, create_config = small_config(tmp_path / 'kl', *settings, 'max_env_step=632')
     train(main_config, create_config, progress=False)
     log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')[1:]  # the PPO iterations, after the kickstart's line
     assert [r['envstep'] for r in log] == [376, 632]
-    # the weight after each iteration's env steps, linear from 2 at env step 0 to 0 at 600
-    assert [r['kickstart_kl_weight'] for r in log] == pytest.approx([2.0 * (1 - 376 / 600), 0.0])
+    assert [r['kickstart_kl_weight'] for r in log] == [2.0, 2.0]
     assert log[0]['kickstart_kl'] > 0  # the policy moved away from its teacher within the first iteration
     kickstart = load_checkpoint(tmp_path / 'kl' / 'ckpt' / 'kickstart.pth.tar')
     last = load_checkpoint(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')
@@ -253,8 +256,8 @@ def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tm
         assert torch.equal(kickstart['teacher'][name], w) and torch.equal(last['teacher'][name], w), name
     assert any(not torch.equal(w, last['model'][k]) for k, w in kickstart['model'].items())
 
-    # resumed from a checkpoint after PPO: the same teacher goes on (weight constant here: no end)
-    resumed, _ = small_config(tmp_path / 'kl2', *settings[:-1], 'max_env_step=888')
+    # resumed from a checkpoint after PPO: the same teacher goes on
+    resumed, _ = small_config(tmp_path / 'kl2', *settings, 'max_env_step=888')
     train(resumed, create_config, resume=str(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'),
           progress=False)
     log2 = read_jsonl(tmp_path / 'kl2' / 'learner.jsonl')
@@ -301,7 +304,8 @@ def test_load_learn_state_carries_the_optimizer_and_value_normalisation_over(tra
 
 def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstart(trained, tmp_path):
     """policy.load_path with policy.learn.kickstart_kl and no kickstart: the loaded weights are the frozen teacher
-    (in every checkpoint, unchanged) and every PPO update pays the KL to them."""
+    (in every checkpoint, unchanged) and every PPO update pays the KL to them. With lr_anneal each iteration runs at
+    the share of max_env_step left before its rollout: 2/2, then 1/2 (the last iteration trains too)."""
     from ppo_gobigger import train
     from ppo_gobigger.pipeline.learn.checkpoint import export_weights
     exp_dir, _ = trained
@@ -309,93 +313,16 @@ def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstar
     export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
     main_config, create_config = small_config(tmp_path / 'distil', f'policy.load_path={published!r}',
                                               'policy.learn.kickstart_kl=1.0', 'policy.learn.learning_rate=1e-2',
-                                              'max_env_step=512')
+                                              'policy.learn.lr_anneal=True', 'max_env_step=512')
     train(main_config, create_config, seed=0, progress=False)
     log = read_jsonl(tmp_path / 'distil' / 'learner.jsonl')
     assert [r['envstep'] for r in log] == [256, 512] and all(r['kickstart_kl_weight'] == 1.0 for r in log)
+    assert [r['cur_lr'] for r in log] == pytest.approx([1e-2, 5e-3]) and log[-1]['update_count'] == 4
     assert log[0]['kickstart_kl'] > 0  # measured against the loaded weights, which PPO moved away from
     source = load_checkpoint(published)['model']
     last = load_checkpoint(str(tmp_path / 'distil' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
     assert all(torch.equal(last['teacher'][k], w) for k, w in source.items())
     assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
-
-
-def test_kickstart_teacher_is_distilled_in_place_of_the_weights_of_load_path(trained, tmp_path, caplog):
-    """policy.learn.kickstart_teacher: a phase that starts from one checkpoint's weights distils another's (e.g. the
-    original kickstart of the run it goes on from); that teacher rides in its checkpoints unchanged."""
-    from ppo_gobigger import train
-    exp_dir, _ = trained
-    start, teacher = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), str(exp_dir / 'ckpt' / 'iteration_0.pth.tar')
-    main_config, create_config = small_config(tmp_path / 'phase', f'policy.load_path={start!r}',
-                                              f'policy.learn.kickstart_teacher={teacher!r}',
-                                              'policy.learn.kickstart_kl=1.0', 'policy.learn.kickstart_kl_env_steps=1024',
-                                              'max_env_step=256')
-    with caplog.at_level(logging.INFO):
-        train(main_config, create_config, seed=0, progress=False)
-    assert f'distilling the weights of {teacher} (policy.learn.kickstart_kl 1.0 falling to 0 at 1,024 env steps)' \
-        in caplog.text
-    log = read_jsonl(tmp_path / 'phase' / 'learner.jsonl')
-    last = load_checkpoint(str(tmp_path / 'phase' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
-    teacher_weights, start_weights = load_checkpoint(teacher)['model'], load_checkpoint(start)['model']
-    assert all(torch.equal(last['teacher'][k], w) for k, w in teacher_weights.items())
-    assert any(not torch.equal(teacher_weights[k], w) for k, w in start_weights.items())  # two different policies
-    assert log[0]['kickstart_kl'] > 0.0
-
-
-def test_critic_warmup_trains_the_critic_head_alone_then_ppo_and_counts_across_resume(trained, tmp_path):
-    """policy.learn.critic_warmup_iters: the first iterations from loaded weights change the critic head and nothing
-    else (the policy plays as it did); a resumed run counts the warm-up iterations it has done, then PPO moves all."""
-    from ppo_gobigger import train
-    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
-    exp_dir, _ = trained
-    published = str(tmp_path / 'agent.pth.tar')
-    export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
-    source = load_checkpoint(published)['model']
-    main_config, create_config = small_config(tmp_path / 'warm', f'policy.load_path={published!r}',
-                                              'policy.learn.critic_warmup_iters=3', 'policy.learn.target_kl=1e-4',
-                                              'max_env_step=512')
-    train(main_config, create_config, seed=0, progress=False)
-    log = read_jsonl(tmp_path / 'warm' / 'learner.jsonl')
-    assert [(r['envstep'], r['critic_warmup'], r['update_count']) for r in log] == [(256, 1.0, 4), (512, 1.0, 4)]
-    warm = load_checkpoint(str(tmp_path / 'warm' / 'ckpt' / 'iteration_8.pth.tar'))
-    assert warm['ppo_iterations'] == 2
-    critic = [k for k in source if k.startswith('critic_head.')]
-    assert critic and all(torch.equal(warm['model'][k], w) for k, w in source.items() if k not in critic)
-    assert all(not torch.equal(warm['model'][k], source[k]) for k in critic if k.endswith('weight'))
-
-    main_config, create_config = small_config(tmp_path / 'warm', 'policy.learn.critic_warmup_iters=3',
-                                              'policy.learn.target_kl=1e-4', 'max_env_step=1024')
-    train(main_config, create_config, seed=0, progress=False,
-          resume=str(tmp_path / 'warm' / 'ckpt' / 'iteration_8.pth.tar'))
-    log = read_jsonl(tmp_path / 'warm' / 'learner.jsonl')
-    assert [(r['envstep'], r['critic_warmup']) for r in log[2:]] == [(768, 1.0), (1024, 0.0)]
-    assert log[-1]['kl_stopped'] == 1.0  # a PPO iteration again: the policy moved, so target_kl stopped it
-    last = load_checkpoint(str(tmp_path / 'warm' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
-    assert any(not torch.equal(last['model'][k], w) for k, w in source.items() if k not in critic)
-
-
-def test_lr_warmup_ramps_the_policy_iterations_after_the_critic_warmup_and_counts_across_resume(tmp_path):
-    """policy.learn.lr_warmup_iters: the k-th policy iteration of a run steps at k / lr_warmup_iters of the learning
-    rate (a critic warm-up's iterations at the full rate, before it), times the anneal; a resumed run goes on with
-    the ramp where it stopped."""
-    from ppo_gobigger import train
-    lr = 1e-3
-    settings = ['policy.learn.critic_warmup_iters=1', 'policy.learn.lr_warmup_iters=3',
-                f'policy.learn.learning_rate={lr}']
-    main_config, create_config = small_config(tmp_path / 'ramp', *settings, 'max_env_step=512')
-    train(main_config, create_config, seed=0, progress=False)
-    main_config, create_config = small_config(tmp_path / 'ramp', *settings)
-    train(main_config, create_config, seed=0, progress=False,
-          resume=str(tmp_path / 'ramp' / 'ckpt' / 'iteration_8.pth.tar'))
-    log = read_jsonl(tmp_path / 'ramp' / 'learner.jsonl')
-    assert [r['critic_warmup'] for r in log] == [1.0, 0.0, 0.0, 0.0]
-    assert np.allclose([r['cur_lr'] for r in log], [lr, lr / 3, 2 * lr / 3, lr])
-
-    main_config, create_config = small_config(tmp_path / 'annealed', *settings, 'policy.learn.lr_anneal=True')
-    train(main_config, create_config, seed=0, progress=False)
-    log = read_jsonl(tmp_path / 'annealed' / 'learner.jsonl')
-    # the anneal's progress is the share of max_env_step collected before each update: 1/4, 2/4, 3/4, 4/4
-    assert np.allclose([r['cur_lr'] for r in log], [lr * 3 / 4, lr / 3 * 2 / 4, 2 * lr / 3 * 1 / 4, 0.0])
 
 
 def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
@@ -482,3 +409,26 @@ def test_target_kl_stops_an_iteration_once_the_policy_has_moved_that_far(tmp_pat
     for record in log:
         assert record['kl_stopped'] == 1.0 and 1 <= record['update_count'] < 4
     assert log[-1]['train_iter'] == sum(r['update_count'] for r in log)
+
+
+def test_ckpt_best_follows_the_win_rate_then_the_median_score_ratio(tmp_path):
+    """Model selection on hand-made reports: more wins beat a higher reward_mean, the median score ratio breaks a
+    tie, and an equal report is no new best (the first of equals stays)."""
+    from test_ppo_unit import make_policy
+    from ppo_gobigger.pipeline.learn.learner import Learner
+    policy = make_policy()
+    learner = Learner(policy.learn_mode, policy._learn_model, str(tmp_path), {'policy': {}})
+
+    def report(win_rate, score_ratio_median, reward_mean):
+        return dict(win_rate=win_rate, score_ratio_median=score_ratio_median, reward_mean=reward_mean)
+
+    verdicts = [learner.save_if_best(r, envstep, {}) for envstep, r in enumerate([
+        report(0.5, 1.0, -5.0),  # the first evaluation is the best so far
+        report(0.25, 9.0, 50.0),  # fewer wins: a higher reward_mean and score ratio do not count
+        report(0.5, 1.5, -9.0),  # as many wins, a higher median score ratio
+        report(0.5, 1.5, 0.0),  # equal on both: not a new best
+        report(0.75, 0.5, -20.0),  # more wins
+    ])]
+    assert verdicts == [True, False, True, False, True]
+    best = load_checkpoint(str(tmp_path / 'ckpt' / 'ckpt_best.pth.tar'))
+    assert best['envstep'] == 4 and best['best_eval'] == [0.75, 0.5]

@@ -74,7 +74,7 @@ class GoBiggerEnv(BaseEnv):
         collector_env_num=4,  # envs that collect training games
         evaluator_env_num=2,  # envs that play the evaluation games
         n_evaluator_episode=4,  # games per evaluation, spread evenly over the evaluator envs
-        stop_value=None,  # stop training once an evaluation's reward_mean reaches this (None: never)
+        stop_value=None,  # stop training once an evaluation's win rate reaches this, in (0, 1] (None: never)
         manager=dict(type='subprocess'),  # DI-engine env manager: type base / subprocess / async_subprocess + its keys
     )
 

@@ -1,2 +1,2 @@
 from .encoder import Encoder
-from .gobigger_ppo_model import GoBiggerPPoModel
+from .gobigger_ppo_model import GoBiggerPPOModel

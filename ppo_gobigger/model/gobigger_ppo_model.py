@@ -22,8 +22,8 @@ from .heads import actor_last_layers, build_actor_head
 
 
 @MODEL_REGISTRY.register('gobigger_ppo')
-class GoBiggerPPoModel(nn.Module):
-    """``forward(inputs, mode)`` with mode in ``GoBiggerPPoModel.mode``; inputs as in ``Encoder.forward``."""
+class GoBiggerPPOModel(nn.Module):
+    """``forward(inputs, mode)`` with mode in ``GoBiggerPPOModel.mode``; inputs as in ``Encoder.forward``."""
     mode = ('compute_actor', 'compute_critic', 'compute_actor_critic')
 
     def __init__(

@@ -33,9 +33,9 @@ def build_policy(cfg: EasyDict, create_cfg: EasyDict, enable_field=None):
 
 def build_model(cfg: EasyDict):
     """A new model of ``cfg.policy.model`` (a compiled config's)."""
-    from ..model import GoBiggerPPoModel
+    from ..model import GoBiggerPPOModel
 
-    return GoBiggerPPoModel(**cfg.policy.model)
+    return GoBiggerPPOModel(**cfg.policy.model)
 
 
 def check_exp_dir(exp_dir: str) -> None:

@@ -84,7 +84,7 @@ def middleware_pipeline(main_config: Dict, create_config: Dict, seed: int = 0, m
                                            termination_checker)
     from ding.utils import set_pkg_seed
 
-    from ..envs.gobigger_env import GoBiggerPPOEnv
+    from ..envs.gobigger_env import GoBiggerEnv
     from ..policy.ding_modes import GoBiggerPPOCommandModePolicy
     from .build import build_model
 
@@ -101,9 +101,9 @@ def middleware_pipeline(main_config: Dict, create_config: Dict, seed: int = 0, m
 
     with task.start(async_mode=False, ctx=OnlineRLContext()):
         collector_env, evaluator_env = (
-            BaseEnvManagerV2([partial(GoBiggerPPOEnv, c) for c in configs], cfg.env.manager)
-            for configs in (GoBiggerPPOEnv.create_collector_env_cfg(cfg.env),
-                            GoBiggerPPOEnv.create_evaluator_env_cfg(cfg.env))
+            BaseEnvManagerV2([partial(GoBiggerEnv, c) for c in configs], cfg.env.manager)
+            for configs in (GoBiggerEnv.create_collector_env_cfg(cfg.env),
+                            GoBiggerEnv.create_evaluator_env_cfg(cfg.env))
         )
         collector_env.seed(cfg.seed)
         evaluator_env.seed(cfg.seed, dynamic_seed=False)

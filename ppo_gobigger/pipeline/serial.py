@@ -79,177 +79,219 @@ def train(
 
 def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, resume: Optional[str],
            progress: Optional[bool]) -> Tuple[object, Dict]:
-    """The loop; ``cfg`` is the run's config, ``rank_cfg`` this rank's share of it (the same without torchrun)."""
-    payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
-    initial = load_checkpoint(cfg.policy.load_path) if cfg.policy.load_path and not resume else None
-    if initial is not None and cfg.policy.load_learn_state and 'optimizer' not in initial:
-        raise CheckpointError(f'{cfg.policy.load_path} holds weights only, and policy.load_learn_state=True takes its '
-                              "optimizer and value normalisation: give a run's full checkpoint "
-                              '(<exp>/ckpt/iteration_*.pth.tar) or set it to False')
-    exp_dir = cfg.exp_name
-    if rank.is_main:
-        check_exp_dir(exp_dir)
-        write_json(os.path.join(exp_dir, 'total_config.json'), cfg, default=str)
-        logger.info(_run_summary(cfg, resume))
-    # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
-    # slower here); the learner takes every core while they wait (Learner.train).
-    torch.set_num_threads(cfg.policy.torch_threads)
-    set_global_seed(cfg.seed + rank.index)  # ranks sample their own actions; rank 0's initial parameters are shared
+    """DI-engine's serial_pipeline_onpolicy loop over named steps: evaluate if due -> stop? -> collect -> learn."""
+    run = TrainingRun(cfg, rank_cfg, create_cfg, rank, resume, progress)
+    # the guard stays on until the checkpoint is written and the envs are closed: a second signal while stopping
+    # is ignored instead of killing the process half-way through the save
+    with run.guard:
+        try:
+            run.start()
+            while not run.evaluate_if_due() and not run.budget_spent():
+                run.learn(run.collect())
+            run.evaluate_final()
+        except TrainingInterrupted as e:
+            run.save_interrupted(e)
+            raise
+        finally:
+            run.close()
+    return run.policy, run.report
 
-    episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any
-    if episodes_played is not None and len(episodes_played) != cfg.env.collector_env_num:
-        logger.warning(f'the checkpoint had {len(episodes_played)} collector envs, this run has '
-                       f'{cfg.env.collector_env_num}: their games start from the beginning of the sequence')
-        episodes_played = None
-    first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
-    policy, model = build_policy(rank_cfg, create_cfg)
-    if initial is not None:
-        check_model_state(model, initial['model'], cfg.policy.load_path)
-        model.load_state_dict(initial['model'])
-        if cfg.policy.load_learn_state:
-            policy.adopt_learn_state(initial)
+
+class TrainingRun:
+    """One run's pieces (policy, learner, workers, monitor) and the steps of its loop. ``cfg`` is the run's config,
+    ``rank_cfg`` this rank's share of it (the same without torchrun)."""
+
+    def __init__(self, cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, resume: Optional[str],
+                 progress: Optional[bool]) -> None:
+        self.cfg, self.rank = cfg, rank
+        payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
+        initial = load_checkpoint(cfg.policy.load_path) if cfg.policy.load_path and not resume else None
+        if initial is not None and cfg.policy.load_learn_state and 'optimizer' not in initial:
+            raise CheckpointError(f'{cfg.policy.load_path} holds weights only, and policy.load_learn_state=True takes '
+                                  "its optimizer and value normalisation: give a run's full checkpoint "
+                                  '(<exp>/ckpt/iteration_*.pth.tar) or set it to False')
+        exp_dir = cfg.exp_name
         if rank.is_main:
+            check_exp_dir(exp_dir)
+            write_json(os.path.join(exp_dir, 'total_config.json'), cfg, default=str)
+            logger.info(_run_summary(cfg, resume))
+        # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
+        # slower here); the learner takes every core while they wait (Learner.train).
+        torch.set_num_threads(cfg.policy.torch_threads)
+        set_global_seed(cfg.seed + rank.index)  # ranks sample their own actions; rank 0's initial parameters shared
+
+        episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any
+        if episodes_played is not None and len(episodes_played) != cfg.env.collector_env_num:
+            logger.warning(f'the checkpoint had {len(episodes_played)} collector envs, this run has '
+                           f'{cfg.env.collector_env_num}: their games start from the beginning of the sequence')
+            episodes_played = None
+        first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
+        self.policy, self.model = build_policy(rank_cfg, create_cfg)
+        if initial is not None:
+            self._load_initial(initial)
+        broadcast_module(self.model)
+        if initial is not None and _distils_load_path(cfg):
+            self.policy.keep_as_kickstart()
+        if rank.world_size > 1:
+            learn_together(self.policy.learn_mode)
+        self.learner = Learner(self.policy.learn_mode, self.model, exp_dir, cfg, write_log=rank.is_main)
+        self.league = None
+        if cfg.env.opponent == 'league':  # the pool of <exp>/league; a resumed run goes on with it
+            self.league = LeaguePool(os.path.join(exp_dir, 'league'), cfg.league, lambda: build_model(cfg), cfg.seed,
+                                     device=self.policy.collect_mode.get_attribute('device'))
+            if payload and 'league' in payload:  # its snapshots are in the league folder of the resumed run
+                run_dir = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
+                self.league.restore(payload['league'], os.path.join(run_dir, 'league'))
+        if cfg.distributed.backend == 'ray':
+            from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
+            self.workers = RayWorkers(cfg, create_cfg, self.model, lambda: self.learner.train_iter, first_episodes,
+                                      exp_dir)
+        else:
+            envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
+            self.workers = LocalWorkers(rank_cfg, create_cfg, self.policy, envs, first_episodes, rank, exp_dir,
+                                        progress, self.league)
+        if payload:
+            self.learner.restore(payload, resume)
+            set_rng_state(payload['rng'])
+        self.monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay) if rank.is_main else None
+        self.guard = InterruptGuard()
+        self.report: Dict = {}
+        self._create_cfg, self._progress = create_cfg, progress
+        self._first_episodes = first_episodes
+        # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
+        # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
+        self._learned_envstep = payload['envstep'] if payload else 0
+        # the env step of the last evaluation: a run resumed from a checkpoint written at an evaluation does not
+        # play that evaluation again (None: evaluate first)
+        self._last_eval = payload.get('last_eval') if payload else None
+        self._resume_state = self._state_now(first_episodes)
+        self._kickstarting = payload is None and cfg.pretrain.env_steps > 0  # until the imitated weights are complete
+        self.collector = self.evaluator = None
+        self._start_time = 0.0
+
+    def _load_initial(self, initial: Dict) -> None:
+        """policy.load_path: its weights (and with load_learn_state its optimizer and value normalisation)."""
+        cfg = self.cfg
+        check_model_state(self.model, initial['model'], cfg.policy.load_path)
+        self.model.load_state_dict(initial['model'])
+        if cfg.policy.load_learn_state:
+            self.policy.adopt_learn_state(initial)
+        if self.rank.is_main:
             learn_state = 'optimizer and value normalisation from it too' if cfg.policy.load_learn_state else \
                 'optimizer and value normalisation start fresh'
             logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
                         f'after {initial["envstep"]:,} env steps); {learn_state}')
-    broadcast_module(model)
-    if cfg.policy.learn.kickstart_teacher and not resume:  # a resumed run has its checkpoint's teacher
-        teacher = load_checkpoint(cfg.policy.learn.kickstart_teacher)
-        check_model_state(model, teacher['model'], cfg.policy.learn.kickstart_teacher)
-        policy.set_teacher(teacher['model'])
-    elif initial is not None and _distils_load_path(cfg):
-        policy.keep_as_kickstart()
-    if rank.world_size > 1:
-        learn_together(policy.learn_mode)
-    learner = Learner(policy.learn_mode, model, exp_dir, cfg, write_log=rank.is_main)
-    league = None
-    if cfg.env.opponent == 'league':  # the pool of <exp>/league; a resumed run goes on with it
-        league = LeaguePool(os.path.join(exp_dir, 'league'), cfg.league, lambda: build_model(cfg), cfg.seed,
-                            device=policy.collect_mode.get_attribute('device'))
-        if payload and 'league' in payload:  # its snapshots are in the league folder of the resumed run
-            run_dir = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
-            league.restore(payload['league'], os.path.join(run_dir, 'league'))
-    if cfg.distributed.backend == 'ray':
-        from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
-        workers = RayWorkers(cfg, create_cfg, model, lambda: learner.train_iter, first_episodes, exp_dir)
-    else:
-        envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
-        workers = LocalWorkers(rank_cfg, create_cfg, policy, envs, first_episodes, rank, exp_dir, progress, league)
-    if payload:
-        learner.restore(payload, resume)
-        set_rng_state(payload['rng'])
-    monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay) if rank.is_main else None
-    guard = InterruptGuard()
-    report = {}
-    # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
-    # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
-    learned_envstep = payload['envstep'] if payload else 0
-    # the env step of the last evaluation: a run resumed from a checkpoint written at an evaluation does not play
-    # that evaluation again (None: evaluate first)
-    last_eval = payload.get('last_eval') if payload else None
 
-    def state_now(collector_episodes) -> Dict:
-        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes), 'last_eval': last_eval}
-        if league is not None:
-            state['league'] = league.state()
+    def _state_now(self, collector_episodes) -> Dict:
+        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes), 'last_eval': self._last_eval}
+        if self.league is not None:
+            state['league'] = self.league.state()
         return state
 
-    resume_state = state_now(first_episodes)
-    kickstarting = payload is None and cfg.pretrain.env_steps > 0  # until the imitated weights are complete
+    def start(self) -> None:
+        """The kickstart when one is due (its weights saved as ckpt/kickstart.pth.tar), then the envs."""
+        if self._kickstarting:
+            stats = pretrain(self.policy, self.cfg, self._create_cfg, self._progress)
+            self._learned_envstep = stats['env_steps']
+            self.learner.log(dict(envstep=self._learned_envstep, kickstart=True, **stats))
+            self._resume_state = self._state_now(self._first_episodes)
+            if self.rank.is_main:  # the kickstart alone, to compare with what PPO makes of it
+                path = self.learner.save(self._learned_envstep, self._resume_state, KICKSTART_CHECKPOINT)
+                logger.info(f'kickstart saved: {path}')
+            self._kickstarting = False
+        self.collector, self.evaluator = self.workers.start()
+        self.collector.envstep = self._learned_envstep  # a resumed run's, or the demonstration games' env steps
+        self._start_time = time.time()
 
-    def save_and_evaluate(envstep: int) -> Dict:
-        report = evaluator.eval(learner.train_iter, envstep)
-        evaluated_state = {**resume_state, 'last_eval': envstep}
-        ckpt = learner.save(envstep, evaluated_state)
-        best = learner.save_if_best(report['reward_mean'], envstep, evaluated_state)
-        logger.info(f'evaluation at envstep {envstep}\n{format_report(report)}')
-        monitor.on_eval(report, ckpt if best else None)
-        return report
-
-    def reached_stop_value(report: Dict) -> bool:
-        if cfg.env.stop_value is None or report['reward_mean'] < cfg.env.stop_value:
+    def evaluate_if_due(self) -> bool:
+        """Evaluate (rank 0) when eval_freq env steps have passed since the last evaluation; True when that
+        evaluation reached env.stop_value (under torchrun every rank gets rank 0's answer)."""
+        envstep = self.collector.envstep
+        if self._last_eval is not None and envstep - self._last_eval < self.cfg.policy.eval.evaluator.eval_freq:
             return False
-        logger.info(f'reward_mean {report["reward_mean"]:.3f} >= stop_value {cfg.env.stop_value}')
-        return True
+        self._last_eval = envstep
+        if self.rank.is_main:
+            self._save_and_evaluate(envstep)
+        # under torchrun the other ranks wait here while rank 0 evaluates
+        return decide(self.rank.is_main and self._reached_stop_value())
 
-    # the guard stays on until the checkpoint is written and the envs are closed: a second signal while stopping
-    # is ignored instead of killing the process half-way through the save
-    with guard:
-        try:
-            if kickstarting:
-                stats = pretrain(policy, cfg, create_cfg, progress)
-                learned_envstep = stats['env_steps']
-                learner.log(dict(envstep=learned_envstep, kickstart=True, **stats))
-                resume_state = state_now(first_episodes)
-                if rank.is_main:  # the kickstart alone, to compare with what PPO makes of it
-                    path = learner.save(learned_envstep, resume_state, KICKSTART_CHECKPOINT)
-                    logger.info(f'kickstart saved: {path}')
-                kickstarting = False
-            collector, evaluator = workers.start()
-            collector.envstep = learned_envstep  # a resumed run's, or the demonstration games' env steps
-            eval_freq = cfg.policy.eval.evaluator.eval_freq
-            start = time.time()
-            while True:
-                if last_eval is None or collector.envstep - last_eval >= eval_freq:
-                    last_eval = collector.envstep
-                    if rank.is_main:
-                        report = save_and_evaluate(collector.envstep)
-                    # under torchrun the other ranks wait here while rank 0 evaluates
-                    if decide(rank.is_main and reached_stop_value(report)):
-                        break
-                if cfg.max_env_step is not None and collector.envstep >= cfg.max_env_step:
-                    break
-                if cfg.max_train_iter is not None and learner.train_iter >= cfg.max_train_iter:
-                    break
-                envstep_before = collector.envstep
-                rollout = collector.collect()
-                learn_start = time.time()
-                with guard.critical():  # a signal here waits for the updates and the counters to be complete
-                    done_fraction = collector.envstep / cfg.max_env_step if cfg.max_env_step else 0.0
-                    stats = learner.train(rollout, collector.envstep, done_fraction, collector.info())
-                    learned_envstep = collector.envstep
-                    if league is not None:
-                        league.on_iteration(model, learner.train_iter, collector.envstep, cfg)
-                    resume_state = state_now(collector.env_episodes)
-                learn_time = time.time() - learn_start
-                if not rank.is_main:
-                    continue
-                episodes = list(collector.recent_episodes)
-                sps = (collector.envstep - envstep_before) / (collector.last_collect_time + learn_time)
-                logger.info(
-                    f'iter {learner.train_iter} envstep {collector.envstep} sps {sps:.0f} '
-                    f'(collect {collector.last_collect_time:.1f}s learn {learn_time:.1f}s) '
-                    f'policy_loss {stats["policy_loss"]:.4f} value_loss {stats["value_loss"]:.4f} '
-                    f'entropy {stats["entropy"]:.3f} approx_kl {stats["approx_kl"]:.4f} '
-                    f'clipfrac {stats["clipfrac"]:.3f} ev {stats["explained_variance"]:.3f} '
-                    + (f'train_return {np.mean([e["eval_episode_return"] for e in episodes]):.2f} '
-                       if episodes else '') + f'elapsed {time.time() - start:.0f}s'
-                )
-                monitor.on_iteration(collector.envstep, learner.train_iter, stats, sps, episodes)
-            if last_eval != collector.envstep and rank.is_main:  # the final state is always evaluated and saved
-                report = save_and_evaluate(collector.envstep)
-        except TrainingInterrupted as e:
-            if kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
-                logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
-                             'starts the run again')
-            elif rank.is_main:
-                e.checkpoint = learner.save(learned_envstep, resume_state)
-                logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in '
-                             f'{e.checkpoint}')
-            raise
-        finally:
-            if monitor is not None:
-                monitor.close()
-            workers.close()
-    return policy, report
+    def budget_spent(self) -> bool:
+        """max_env_step or max_train_iter reached."""
+        cfg = self.cfg
+        return ((cfg.max_env_step is not None and self.collector.envstep >= cfg.max_env_step)
+                or (cfg.max_train_iter is not None and self.learner.train_iter >= cfg.max_train_iter))
+
+    def collect(self) -> Dict:
+        """One rollout of policy.collect.n_sample env steps (this rank's share)."""
+        self._envstep_before = self.collector.envstep
+        return self.collector.collect()
+
+    def learn(self, rollout: Dict) -> None:
+        """One PPO iteration on the rollout, then the iteration's log line (rank 0)."""
+        cfg, collector = self.cfg, self.collector
+        learn_start = time.time()
+        with self.guard.critical():  # a signal here waits for the updates and the counters to be complete
+            # lr_anneal: the share of the budget collected before this rollout (the first iteration at the full rate)
+            done_before = self._envstep_before / cfg.max_env_step if cfg.max_env_step else 0.0
+            stats = self.learner.train(rollout, collector.envstep, done_before, collector.info())
+            self._learned_envstep = collector.envstep
+            if self.league is not None:
+                self.league.on_iteration(self.model, self.learner.train_iter, collector.envstep, cfg)
+            self._resume_state = self._state_now(collector.env_episodes)
+        learn_time = time.time() - learn_start
+        if not self.rank.is_main:
+            return
+        episodes = list(collector.recent_episodes)
+        sps = (collector.envstep - self._envstep_before) / (collector.last_collect_time + learn_time)
+        logger.info(
+            f'iter {self.learner.train_iter} envstep {collector.envstep} sps {sps:.0f} '
+            f'(collect {collector.last_collect_time:.1f}s learn {learn_time:.1f}s) '
+            f'policy_loss {stats["policy_loss"]:.4f} value_loss {stats["value_loss"]:.4f} '
+            f'entropy {stats["entropy"]:.3f} approx_kl {stats["approx_kl"]:.4f} '
+            f'clipfrac {stats["clipfrac"]:.3f} ev {stats["explained_variance"]:.3f} '
+            + (f'train_return {np.mean([e["eval_episode_return"] for e in episodes]):.2f} '
+               if episodes else '') + f'elapsed {time.time() - self._start_time:.0f}s'
+        )
+        self.monitor.on_iteration(collector.envstep, self.learner.train_iter, stats, sps, episodes)
+
+    def evaluate_final(self) -> None:
+        """The final state is always evaluated and saved (unless the last evaluation was of it)."""
+        if self._last_eval != self.collector.envstep and self.rank.is_main:
+            self._save_and_evaluate(self.collector.envstep)
+
+    def save_interrupted(self, e: TrainingInterrupted) -> None:
+        """On SIGINT/SIGTERM: the state after the last PPO iteration, in a checkpoint that e.checkpoint names."""
+        if self._kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
+            logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
+                         'starts the run again')
+        elif self.rank.is_main:
+            e.checkpoint = self.learner.save(self._learned_envstep, self._resume_state)
+            logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
+
+    def close(self) -> None:
+        if self.monitor is not None:
+            self.monitor.close()
+        self.workers.close()
+
+    def _save_and_evaluate(self, envstep: int) -> None:
+        self.report = self.evaluator.eval(self.learner.train_iter, envstep)
+        evaluated_state = {**self._resume_state, 'last_eval': envstep}
+        ckpt = self.learner.save(envstep, evaluated_state)
+        best = self.learner.save_if_best(self.report, envstep, evaluated_state)
+        logger.info(f'evaluation at envstep {envstep}\n{format_report(self.report)}')
+        self.monitor.on_eval(self.report, ckpt if best else None)
+
+    def _reached_stop_value(self) -> bool:
+        stop_value, win_rate = self.cfg.env.stop_value, self.report['win_rate']
+        if stop_value is None or win_rate < stop_value:
+            return False
+        logger.info(f'win_rate {win_rate:.3f} >= stop_value {stop_value}')
+        return True
 
 
 def _distils_load_path(cfg: EasyDict) -> bool:
-    """No imitation, no other teacher, and kickstart_kl on: the weights of policy.load_path are the kickstart it
-    distils."""
-    return (bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
-            and not cfg.policy.learn.kickstart_teacher)
+    """No imitation and kickstart_kl on: the weights of policy.load_path are the kickstart it distils."""
+    return bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
 
 
 def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
@@ -273,14 +315,9 @@ def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
         if cfg.pretrain.env_steps > 0:
             length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
                       f'{cfg.pretrain.bot_level} bots)'
-        learn = cfg.policy.learn
-        weight = f'policy.learn.kickstart_kl {learn.kickstart_kl}' + (
-            f' falling to 0 at {learn.kickstart_kl_env_steps:,} env steps' if learn.kickstart_kl_env_steps else '')
         if cfg.policy.load_path:
             length += f', starting from the weights of {cfg.policy.load_path}'
             if _distils_load_path(cfg):
-                length += f', distilled as the kickstart ({weight})'
-        if learn.kickstart_teacher:
-            length += f', distilling the weights of {learn.kickstart_teacher} ({weight})'
+                length += f', distilled as the kickstart (policy.learn.kickstart_kl {cfg.policy.learn.kickstart_kl})'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')

@@ -5,32 +5,32 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
-import copy
 import logging
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+from easydict import EasyDict
 from torch.distributions import Categorical
 
 from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
-from .ppo_math import ValueNorm, distillation_kl, explained_variance, gae, policy_loss, value_loss
+from .imitation import behaviour_cloning, frozen_copy, imitation_loss, teacher_log_probs
+from .ppo_math import ValueNorm, distillation_kl, explained_variance, gae, local_moments, policy_loss, value_loss
 
 
 # what each minibatch update reports; learn returns their means over an iteration
 UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm')
+# What DI-engine's Policy.__init__ and serial entries read, fixed for this policy: not user config keys
+# (config.default_config leaves them out). multi_gpu stays off: torchrun ranks average their gradients through
+# learn_mode.set_attribute (pipeline/distributed/torchrun.py).
+DING_FIXED = dict(on_policy=True, multi_gpu=False, bp_update_sync=True, traj_len_inf=False)
+DING_FIXED_LEARN = dict(resume_training=False)
 
 
 class NonFiniteLossError(RuntimeError):
     """Too many PPO updates in a row had a NaN or inf loss or gradient."""
-
-
-def local_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
-    """(count, mean, variance) of the values of x, float64: the value-norm statistics of one process's returns."""
-    x = x.detach().double().flatten()
-    return x.numel(), x.mean(), x.var(unbiased=False)
 
 
 def stack_obs(observations: Sequence[Dict[str, np.ndarray]], device: str = 'cpu') -> Dict[str, torch.Tensor]:
@@ -47,25 +47,16 @@ class GoBiggerPPOPolicy(Policy):
         type='gobigger_ppo',
         # (bool) Use CUDA for the learner (and inference) when a GPU is available.
         cuda=False,
-        # (bool) PPO is on-policy: every rollout is used for one learn call, then discarded.
-        on_policy=True,
-        # (bool) DI-engine's multi-GPU path; not used by this policy (torchrun ranks average their gradients:
-        # pipeline/distributed/torchrun.py).
-        multi_gpu=False,
         # (int) torch threads of the training process while the envs run (inference); env processes use one each.
         torch_threads=1,
-        # (dict) Keyword arguments of GoBiggerPPoModel.
+        # (dict) Keyword arguments of GoBiggerPPOModel.
         model=dict(),
-        # (str or None) A new run starts from the model weights of this checkpoint (any ppo_gobigger checkpoint,
-        # a published weights-only one included; its policy.model settings must match), e.g. an st_t2p2 team
-        # fine-tuned on another preset: the features have the same shape on every preset. The optimizer,
-        # value-norm statistics and counters start fresh. A resumed run (--resume) takes its weights from the
-        # checkpoint it resumes. None: random initial weights.
+        # (str or None) A new run starts from the model weights of this checkpoint (a published one included; its
+        # policy.model settings must match), e.g. an st_t2p2 team fine-tuned on another preset. Optimizer,
+        # value-norm statistics and counters start fresh; --resume takes its own checkpoint's. None: random weights.
         load_path=None,
-        # (bool) With load_path: take that checkpoint's optimizer state (Adam's moments) and value-normalisation
-        # statistics too, so that PPO goes on where that run's learner stopped (a changed reward or opponents
-        # aside) instead of restarting Adam, whose first steps move every weight by about the learning rate.
-        # Needs a full checkpoint (a run's ckpt/iteration_*.pth.tar), not published weights. Counters start fresh.
+        # (bool) With load_path: take that checkpoint's Adam moments and value-norm statistics too, so that PPO goes
+        # on where its learner stopped. Needs a full checkpoint (ckpt/iteration_*.pth.tar), not published weights.
         load_learn_state=False,
         learn=dict(
             # (int) Passes over each rollout.
@@ -74,49 +65,24 @@ class GoBiggerPPOPolicy(Policy):
             batch_size=256,
             # (float) Adam learning rate.
             learning_rate=3e-4,
-            # (bool) Anneal the learning rate linearly to 0 over max_env_step.
+            # (bool) Anneal the learning rate linearly over max_env_step: each iteration runs at the share of the
+            # budget left before its rollout (the first at the full rate, the last at 1 / iterations of it).
             lr_anneal=False,
-            # (int) Ramp the learning rate up over the first this many policy iterations of a run (after any critic
-            # warm-up): the k-th steps at k / lr_warmup_iters of it, so that a kickstart's sharp policy is not shoved
-            # far by PPO's first iterations at the full rate. A resumed run counts the ones it has done. 0: off.
-            lr_warmup_iters=0,
             # (float) Weight of the value loss.
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
             entropy_weight=0.01,
             # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
-            # the demonstrations added to every PPO update, which keeps the policy near the bots' play while PPO
-            # improves on it (the demonstrations stay in memory; a resumed run has none and drops the term). 0: off.
+            # the demonstrations in every PPO update (kept in memory; a resumed run has none and drops it). 0: off.
             imitation_weight=0.0,
-            # (bool) Anneal imitation_weight linearly to 0 over max_env_step (PPO is held near the bots' play early
-            # and free of them by the end).
-            imitation_anneal=False,
-            # (float) After a kickstart: weight of KL(kickstart policy || current policy) on the rollout's own
-            # states, added to every PPO update (kickstarting by distillation): the frozen kickstart keeps PPO near
-            # the bots' play where the team goes now, with no demonstrations in memory. With no kickstart
-            # (pretrain.env_steps 0) the weights of policy.load_path are the kickstart distilled. The kickstart's
-            # weights travel in every checkpoint, so a resumed run keeps its teacher. 0: off.
+            # (float) After a kickstart: weight of KL(kickstart policy || current policy) on the rollout's states in
+            # every PPO update (zoo/st_t2p2_lineage_s0 trained with 0.2). With no kickstart the weights of
+            # policy.load_path are the teacher; it travels in every checkpoint, so a resumed run keeps it. 0: off.
             kickstart_kl=0.0,
-            # (int or None) The env step (counted from the run's start, the kickstart's env steps included) at which
-            # kickstart_kl has fallen linearly to 0 from its full weight at env step 0: PPO is free of the teacher
-            # from there on, and a run extended with --resume keeps the schedule. None: kickstart_kl stays constant.
-            kickstart_kl_env_steps=None,
-            # (str or None) A checkpoint whose weights are the teacher kickstart_kl distils, in place of this run's
-            # kickstart or the weights of policy.load_path: e.g. the kickstart.pth.tar of the run that a phase with
-            # policy.load_path goes on from, so that the phase distils the original kickstart, not its starting
-            # weights. Read when a run starts (a resumed run keeps the teacher of its checkpoint). None: off.
-            kickstart_teacher=None,
-            # (int) The first this many PPO iterations of a run (after its kickstart, or from policy.load_path)
-            # train the critic head alone on the value loss: the encoder and the actor head, hence the policy, stay
-            # as they are while the critic fits the returns of this run's reward and opponents under fresh value
-            # normalisation; PPO's policy updates start after them. A resumed run counts the ones it has done.
-            # 0: off.
-            critic_warmup_iters=0,
             # (float) PPO clip range of the probability ratio.
             clip_ratio=0.2,
-            # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the
-            # rollout's policy exceeds this (checked before that minibatch's step; the rest of the epochs are
-            # skipped). None: every epoch runs to the end.
+            # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the rollout's
+            # policy exceeds this (checked before its step; the rest of the epochs skipped). None: all epochs run.
             target_kl=None,
             # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
             value_clip=True,
@@ -152,6 +118,12 @@ class GoBiggerPPOPolicy(Policy):
         ),
     )
 
+    def __init__(self, cfg: EasyDict, model: Optional[torch.nn.Module] = None,
+                 enable_field: Optional[List[str]] = None) -> None:
+        cfg = EasyDict({**DING_FIXED, **cfg})
+        cfg.learn = EasyDict({**DING_FIXED_LEARN, **cfg.get('learn', {})})
+        super().__init__(cfg, model, enable_field)
+
     def default_model(self):
         return 'gobigger_ppo', ['ppo_gobigger.model.gobigger_ppo_model']
 
@@ -165,19 +137,10 @@ class GoBiggerPPOPolicy(Policy):
         self._value_norm = ValueNorm().to(self._device)
         self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
         self._teacher: Optional[torch.nn.Module] = None  # the frozen kickstart, when policy.learn.kickstart_kl > 0
-        self._ppo_iterations = 0  # learn calls of this run (critic_warmup_iters counts them); in checkpoints
-        # the policy's parameters (all but the critic head's): left alone by a critic warm-up's updates
-        self._policy_params = [p for name, p in self._model.named_parameters() if not name.startswith('critic_head.')]
-        if cfg.critic_warmup_iters > 0 and not hasattr(self._model, 'critic_head'):
-            raise ValueError(f'policy.learn.critic_warmup_iters={cfg.critic_warmup_iters} trains the critic head '
-                             f'alone, and {type(self._model).__name__} has no critic_head: set it to 0')
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
-        # What a learner of several processes hands in through learn_mode.set_attribute
-        # (pipeline/distributed/torchrun.py): average_gradients(parameters) makes every gradient the mean over the
-        # processes, pooled_moments(x) gives (count, mean, variance) of x over them, and mean_over_ranks(x) the
-        # mean of a scalar over them (so that every process stops at the same update). One process: nothing to
-        # average, its own moments.
+        # Handed in by a learner of several processes (learn_mode.set_attribute, pipeline/distributed/torchrun.py):
+        # the mean gradient, the pooled (count, mean, variance) and the mean of a scalar over the processes.
         self._average_gradients: Callable[[Iterable[torch.nn.Parameter]], None] = lambda parameters: None
         self._pooled_moments: Callable[[torch.Tensor], Tuple[int, torch.Tensor, torch.Tensor]] = local_moments
         self._mean_over_ranks: Callable[[torch.Tensor], torch.Tensor] = lambda x: x
@@ -188,36 +151,20 @@ class GoBiggerPPOPolicy(Policy):
         self._nonfinite_streak += 1
         self._skipped_updates += 1
         limit = self._cfg.learn.max_nonfinite_updates
-        logging.warning(
-            f'skipped an update with a non-finite loss ({float(loss):.4g}) or gradient norm ({float(grad_norm):.4g}); '
-            f'{self._nonfinite_streak} in a row (training stops at {limit})'
-        )
+        logging.warning(f'skipped an update with a non-finite loss ({float(loss):.4g}) or gradient norm '
+                        f'({float(grad_norm):.4g}); {self._nonfinite_streak} in a row (training stops at {limit})')
         if self._nonfinite_streak >= limit:
-            raise NonFiniteLossError(
-                f'{self._nonfinite_streak} updates in a row had a NaN/inf loss or gradient; stopping. '
-                'The checkpoints written so far hold the last good parameters.'
-            )
+            raise NonFiniteLossError(f'{self._nonfinite_streak} updates in a row had a NaN/inf loss or gradient; '
+                                     'stopping. The checkpoints written so far hold the last good parameters.')
 
     def _set_learning_rate(self, progress: float) -> float:
-        """This iteration's learning rate: the warm-up ramp over the run's first lr_warmup_iters policy iterations,
-        then linear annealing when lr_anneal (progress in [0, 1] is the share of max_env_step already collected)."""
+        """This iteration's learning rate: with lr_anneal, the share of the budget left before the iteration's
+        rollout (progress in [0, 1) is the share of max_env_step collected before it), else the constant rate."""
         cfg = self._cfg.learn
-        lr = cfg.learning_rate
-        policy_iteration = self._ppo_iterations - cfg.critic_warmup_iters  # from 1 once the critic warm-up is over
-        if cfg.lr_warmup_iters > 0 and policy_iteration > 0:
-            lr = lr * min(1.0, policy_iteration / cfg.lr_warmup_iters)
-        if cfg.lr_anneal:
-            lr = lr * max(0.0, 1.0 - progress)
+        lr = cfg.learning_rate * (max(0.0, 1.0 - progress) if cfg.lr_anneal else 1.0)
         for group in self._optimizer.param_groups:
             group['lr'] = lr
         return lr
-
-    def _kickstart_kl_weight(self, envstep: int) -> float:
-        """kickstart_kl after ``envstep`` env steps: linear to 0 at kickstart_kl_env_steps."""
-        cfg = self._cfg.learn
-        if cfg.kickstart_kl_env_steps is None:
-            return cfg.kickstart_kl
-        return cfg.kickstart_kl * max(0.0, 1.0 - envstep / cfg.kickstart_kl_env_steps)
 
     def adopt_learn_state(self, state_dict: Dict[str, Any]) -> None:
         """policy.load_learn_state: the optimizer's moments and the value-norm statistics of another run's checkpoint
@@ -225,21 +172,15 @@ class GoBiggerPPOPolicy(Policy):
         self._optimizer.load_state_dict(state_dict['optimizer'])
         self._value_norm.load_state_dict(state_dict['value_norm'])
 
-    def set_teacher(self, model_state: Dict[str, torch.Tensor]) -> None:
-        """The weights ``model_state`` (a checkpoint's 'model') become the frozen teacher kickstart_kl distils."""
-        self.keep_as_kickstart()
-        self._teacher.load_state_dict(model_state)
-
     def keep_as_kickstart(self) -> None:
         """The current weights become the kickstart that policy.learn.kickstart_kl distils: a frozen copy, never
         trained (after imitation, or the weights of policy.load_path when there is none)."""
-        self._teacher = copy.deepcopy(self._learn_model).eval().requires_grad_(False)
+        self._teacher = frozen_copy(self._learn_model)
 
-    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0, envstep: int = 0) -> Dict[str, float]:
+    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0) -> Dict[str, float]:
         """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates.
 
-        progress: the share of max_env_step collected (the lr and imitation schedules); envstep: the env steps
-        collected (the kickstart_kl schedule).
+        progress: the share of max_env_step collected before this rollout (the lr_anneal schedule).
 
         rollout (from the collector; tensors, time-first):
             obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
@@ -248,23 +189,17 @@ class GoBiggerPPOPolicy(Policy):
             valid: (T, E) False where an env's segment is padded (async managers; a team that sat out games).
         """
         cfg = self._cfg.learn
-        warming_up = self._ppo_iterations < cfg.critic_warmup_iters  # the critic head alone learns this iteration
-        self._ppo_iterations += 1
         lr = self._set_learning_rate(progress)
-        imitation_weight = cfg.imitation_weight * (max(0.0, 1.0 - progress) if cfg.imitation_anneal else 1.0)
-        kickstart_kl_weight = self._kickstart_kl_weight(envstep) if self._teacher is not None else 0.0
-        rollout = {k: v for k, v in rollout.items()}
-        obs = {k: v.to(self._device) for k, v in rollout.pop('obs').items()}
-        data = {k: v.to(self._device) for k, v in rollout.items()}
+        obs = {k: v.to(self._device) for k, v in rollout['obs'].items()}
+        data = {k: v.to(self._device) for k, v in rollout.items() if k != 'obs'}
         T, E, A = data['value'].shape
 
         # 1. advantages and returns in return units (the critic's outputs denormalised)
         with torch.no_grad():
             value = self._value_norm.denormalize(data['value']) if cfg.value_norm else data['value']
             next_value = self._value_norm.denormalize(data['next_value']) if cfg.value_norm else data['next_value']
-            advantage = gae(
-                data['reward'], value, next_value, data['done'], data['cut'], cfg.discount_factor, cfg.gae_lambda
-            )  # (T, E, A)
+            advantage = gae(data['reward'], value, next_value, data['done'], data['cut'], cfg.discount_factor,
+                            cfg.gae_lambda)  # (T, E, A)
             returns = advantage + value  # (T, E, A)
             if not torch.isfinite(returns[data['valid']]).all():  # a NaN/inf reward or value: drop the rollout
                 self._skip_nonfinite_update(returns.sum(), torch.tensor(float('nan')))
@@ -286,15 +221,10 @@ class GoBiggerPPOPolicy(Policy):
         obs = {k: flat(v) for k, v in obs.items()}  # {key: (S, A, ...)}
         action, old_logp, advantage = flat(data['action']), flat(old_logp), flat(advantage)  # (S, A)
         target, old_value = flat(target), flat(old_value)  # (S, A)
-        teacher_logp = None
-        if self._teacher is not None:  # the kickstart's policy on every state of the rollout, once
-            with torch.no_grad():
-                teacher_logit = [self._teacher({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']
-                                 for idx in torch.arange(S, device=self._device).split(cfg.batch_size)]
-                teacher_logp = torch.log_softmax(torch.cat(teacher_logit), -1)  # (S, A, N)
+        # the kickstart's policy on every state of the rollout, once: (S, A, N)
+        teacher_logp = teacher_log_probs(self._teacher, obs, cfg.batch_size) if self._teacher is not None else None
 
-        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl (in a critic
-        # warm-up: every epoch, on the value loss alone)
+        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl
         self._learn_model.train()
         stats: Dict[str, List[float]] = {}
         kl_stopped = False
@@ -309,34 +239,25 @@ class GoBiggerPPOPolicy(Policy):
                 if cfg.adv_norm:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 pl = policy_loss(logp, old_logp[idx], adv, cfg.clip_ratio, cfg.dual_clip)
-                if (not warming_up and cfg.target_kl is not None
-                        and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl):
+                if cfg.target_kl is not None and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl:
                     kl_stopped = True
                     break
-                vl = value_loss(
-                    out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None
-                )
+                vl = value_loss(out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None)
                 entropy = dist.entropy().mean()
+                loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
                 imitation = kickstart_kl = None
-                if warming_up:
-                    loss = cfg.value_weight * vl
-                else:
-                    loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                    imitation = self._imitation_loss(len(idx)) if imitation_weight > 0 else None
-                    if imitation is not None:
-                        loss = loss + imitation_weight * imitation
-                    if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
-                        kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0
-                        loss = loss + kickstart_kl_weight * kickstart_kl
+                if cfg.imitation_weight > 0 and self._demonstrations is not None:
+                    imitation = imitation_loss(self._learn_model, self._demonstrations, len(idx))
+                    loss = loss + cfg.imitation_weight * imitation
+                if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
+                    kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0
+                    loss = loss + cfg.kickstart_kl * kickstart_kl
 
                 self._optimizer.zero_grad()
                 loss.backward()
                 # under torchrun: the mean gradient of all ranks, before clipping. A NaN/inf gradient of any rank
                 # then reaches every rank, and they all skip this update below.
                 self._average_gradients(self._learn_model.parameters())
-                if warming_up:  # no gradient, so Adam leaves them (and their moments) as they are
-                    for param in self._policy_params:
-                        param.grad = None
                 grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
                 if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
                     self._skip_nonfinite_update(loss, grad_norm)
@@ -351,69 +272,28 @@ class GoBiggerPPOPolicy(Policy):
                 ):
                     if x is not None:
                         stats.setdefault(name, []).append(float(x.detach()))
-        result = self._result(stats, ev, lr)
-        result['kl_stopped'] = float(kl_stopped)
-        result['critic_warmup'] = float(warming_up)
-        if 'imitation_loss' in result:
-            result['imitation_weight'] = imitation_weight
-        if self._teacher is not None:
-            result['kickstart_kl_weight'] = kickstart_kl_weight
-        return result
-
-    def _imitation_loss(self, size: int) -> Optional[torch.Tensor]:
-        """Cross-entropy of the actor on ``size`` random demonstration steps (None without demonstrations)."""
-        if self._demonstrations is None:
-            return None
-        obs, action = self._demonstrations  # {key: (S_d, A, ...)}, (S_d, A)
-        idx = torch.randint(len(action), (size, ), device=self._device)
-        logit = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor')['logit']  # (M, A, N)
-        return torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
+        return {**self._result(stats, ev, lr), 'kl_stopped': float(kl_stopped)}
 
     def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor, epochs: int,
                 on_update: Optional[Callable[[int, Dict[str, float]], None]] = None,
                 learning_rate: Optional[float] = None) -> Dict[str, float]:
-        """Behaviour cloning before PPO (see pipeline/learn/pretrain.py): the actor learns to play ``action``
-        (cross-entropy) and the critic the games' discounted ``returns``, over ``epochs`` of shuffled minibatches.
-
-        obs: {key: (S, A, ...)}, action: (S, A) demonstrated action indices, returns: (S, A) in return units.
-        on_update(epoch, stats): called after each minibatch with its epoch (from 0) and its figures (progress).
-        learning_rate: Adam's step size here (None: policy.learn.learning_rate).
-        Returns the mean over the last epoch of imitation_loss, imitation_accuracy and value_loss.
-        """
+        """The kickstart's behaviour cloning (imitation.behaviour_cloning) with this policy's model, optimizer and
+        value normalisation, at ``learning_rate`` (None: policy.learn.learning_rate). With imitation_weight > 0
+        the demonstrations stay for the PPO updates' imitation term; with kickstart_kl > 0 the result is the
+        teacher. obs: {key: (S, A, ...)}, action: (S, A), returns: (S, A) in return units."""
         cfg = self._cfg.learn
         obs = {k: v.to(self._device) for k, v in obs.items()}
         action, returns = action.to(self._device), returns.to(self._device)
         if cfg.imitation_weight > 0:
-            self._demonstrations = (obs, action)  # kept for the imitation term of the PPO updates
-        if cfg.value_norm:
-            self._value_norm.update(returns)
-            target = self._value_norm.normalize(returns)  # (S, A)
-        else:
-            target = returns
+            self._demonstrations = (obs, action)
         for group in self._optimizer.param_groups:
             group['lr'] = cfg.learning_rate if learning_rate is None else learning_rate
-        self._learn_model.train()
-        S = len(action)
-        for epoch in range(epochs):
-            stats: Dict[str, List[float]] = {}
-            for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
-                out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
-                logit = out['logit']  # (M, A, N)
-                imitation = torch.nn.functional.cross_entropy(logit.flatten(0, 1), action[idx].flatten())
-                vl = value_loss(out['value'], target[idx], target[idx], None)  # plain squared error
-                loss = imitation + cfg.value_weight * vl
-                self._optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
-                self._optimizer.step()
-                accuracy = (logit.argmax(-1) == action[idx]).float().mean()
-                for name, x in (('imitation_loss', imitation), ('imitation_accuracy', accuracy), ('value_loss', vl)):
-                    stats.setdefault(name, []).append(float(x.detach()))
-                if on_update is not None:
-                    on_update(epoch, {name: values[-1] for name, values in stats.items()})
+        stats = behaviour_cloning(self._learn_model, self._optimizer, obs, action, returns,
+                                  self._value_norm if cfg.value_norm else None, epochs, cfg.batch_size,
+                                  cfg.value_weight, cfg.grad_clip, on_update)
         if cfg.kickstart_kl > 0:
             self.keep_as_kickstart()
-        return {k: float(np.mean(v)) for k, v in stats.items()}
+        return stats
 
     def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
         """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
@@ -429,6 +309,10 @@ class GoBiggerPPOPolicy(Policy):
             value_norm_mean=float(self._value_norm.mean),
             value_norm_std=float(self._value_norm.std),
         )
+        if 'imitation_loss' in result:
+            result['imitation_weight'] = self._cfg.learn.imitation_weight
+        if self._teacher is not None:
+            result['kickstart_kl_weight'] = self._cfg.learn.kickstart_kl
         return result
 
     def _monitor_vars_learn(self) -> List[str]:
@@ -439,7 +323,6 @@ class GoBiggerPPOPolicy(Policy):
             'model': self._learn_model.state_dict(),
             'optimizer': self._optimizer.state_dict(),
             'value_norm': self._value_norm.state_dict(),
-            'ppo_iterations': self._ppo_iterations,
         }
         if self._teacher is not None:
             state['teacher'] = self._teacher.state_dict()
@@ -451,16 +334,12 @@ class GoBiggerPPOPolicy(Policy):
         checkpoint without one is a ValueError (it would silently make a trained policy the teacher)."""
         self._learn_model.load_state_dict(state_dict['model'])
         self.adopt_learn_state(state_dict)
-        # checkpoints from before the counter: a kickstart (train_iter 0) has done none, any other is past the warm-ups
-        past_warmups = self._cfg.learn.critic_warmup_iters + self._cfg.learn.lr_warmup_iters
-        self._ppo_iterations = state_dict.get('ppo_iterations', 0 if state_dict.get('train_iter') == 0 else past_warmups)
         self._teacher = None
         if self._cfg.learn.kickstart_kl <= 0:
             return
-        if 'teacher' in state_dict:
-            self.set_teacher(state_dict['teacher'])
-        elif state_dict.get('train_iter') == 0:
+        if 'teacher' in state_dict or state_dict.get('train_iter') == 0:  # its own teacher, or a kickstart
             self.keep_as_kickstart()
+            self._teacher.load_state_dict(state_dict.get('teacher', state_dict['model']))
         else:
             raise ValueError(f"policy.learn.kickstart_kl={self._cfg.learn.kickstart_kl} needs the kickstart's weights, "
                              f"and this checkpoint (train_iter {state_dict.get('train_iter')}) has none: resume "

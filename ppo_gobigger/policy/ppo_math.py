@@ -3,7 +3,7 @@
 Pure functions of tensors (plus one small stateful normaliser), so that tests can check them against references.
 Shapes: T = rollout length, E = envs, A = players per team, M = minibatch size (env steps), N = actions.
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -100,6 +100,12 @@ def distillation_kl(teacher_logp: torch.Tensor, logp: torch.Tensor) -> torch.Ten
         (...,) the divergence of each state; 0 where the policies agree.
     """
     return (teacher_logp.exp() * (teacher_logp - logp)).sum(-1)
+
+
+def local_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
+    """(count, mean, variance) of the values of x, float64: the value-norm statistics of one process's returns."""
+    x = x.detach().double().flatten()
+    return x.numel(), x.mean(), x.var(unbiased=False)
 
 
 def explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:

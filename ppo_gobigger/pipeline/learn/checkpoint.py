@@ -14,9 +14,6 @@ import torch
 from ...files import replaced_atomically
 
 CKPT_FORMAT = 'ppo_gobigger/1'  # bumped when the layout below changes
-# settings since removed, with the value each had when off: a checkpoint's config that holds one at that value loads
-# without it (zoo/st_t2p2_lineage_s0 was saved with env.eaten_penalty 0.0); any other value cannot be played now
-RETIRED_SETTINGS = {('env', 'eaten_penalty'): 0.0, ('env', 'enemy_clone_slots'): 0, ('env', 'team_vision'): False}
 
 
 class CheckpointError(RuntimeError):
@@ -77,11 +74,6 @@ def load_checkpoint(path: str, map_location: str = 'cpu') -> Dict[str, Any]:
         found = payload.get('format') if isinstance(payload, dict) else type(payload).__name__
         raise CheckpointError(f'{path} is not a ppo_gobigger checkpoint (format {found!r}, expected {CKPT_FORMAT!r})')
     payload['config'] = json.loads(payload['config'])
-    for (section, key), off in RETIRED_SETTINGS.items():
-        value = payload['config'].get(section, {}).pop(key, off)
-        if value != off:
-            raise CheckpointError(f'{path} was trained with {section}.{key}={value!r}, a setting this version no '
-                                  f'longer has (only {off!r}, its default, loads)')
     return payload
 
 

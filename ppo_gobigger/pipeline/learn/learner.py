@@ -8,10 +8,11 @@ import json
 import logging
 import os
 import time
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import torch
 
+from ..play.evaluator import selection_key
 from .checkpoint import CheckpointError, check_model_state, save_checkpoint
 
 
@@ -50,12 +51,14 @@ class Learner:
         self.ckpt_dir = os.path.join(exp_dir, 'ckpt')
         self._log_path = os.path.join(exp_dir, 'learner.jsonl') if write_log else None
         self.train_iter = 0  # gradient updates so far
-        self.best_reward: Optional[float] = None
+        self.best: Optional[Tuple[float, float]] = None  # selection_key of the best evaluation so far
 
     def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
+        """One PPO iteration; ``progress`` is the share of max_env_step collected before the rollout (lr_anneal),
+        ``envstep`` the env steps collected after it (logged)."""
         start = time.time()
         with learning_threads(self._config.policy.learn.torch_threads):
-            stats = self._learn.forward(rollout, progress=progress, envstep=envstep)
+            stats = self._learn.forward(rollout, progress=progress)
         learn_time = time.time() - start
         self.train_iter += stats['update_count']
         self.log(dict(envstep=envstep, **stats, **collector_info, learn_time=learn_time))
@@ -71,13 +74,16 @@ class Learner:
     def save(self, envstep: int, extra: Dict[str, Any], name: Optional[str] = None) -> str:
         """Checkpoint the learn state, the counters and ``extra`` (what else a resumed run restores)."""
         path = os.path.join(self.ckpt_dir, name or f'iteration_{self.train_iter}.pth.tar')
-        state = {**self._learn.state_dict(), **extra, 'best_reward': self.best_reward}
+        state = {**self._learn.state_dict(), **extra, 'best_eval': list(self.best) if self.best else None}
         save_checkpoint(path, state, self.train_iter, envstep, self._config)
         return path
 
-    def save_if_best(self, reward_mean: float, envstep: int, extra: Dict[str, Any]) -> bool:
-        if self.best_reward is None or reward_mean > self.best_reward:
-            self.best_reward = reward_mean
+    def save_if_best(self, report: Dict[str, Any], envstep: int, extra: Dict[str, Any]) -> bool:
+        """Save ckpt_best.pth.tar when the evaluator's ``report`` beats the best so far (evaluator.selection_key:
+        the win rate, ties by the median score ratio); True when it did."""
+        key = selection_key(report)
+        if self.best is None or key > self.best:
+            self.best = key
             self.save(envstep, extra, 'ckpt_best.pth.tar')
             return True
         return False
@@ -90,5 +96,6 @@ class Learner:
         except ValueError as e:  # the policy says what the checkpoint lacks for this config
             raise CheckpointError(f'{path}: {e}') from e
         self.train_iter = payload['train_iter']
-        self.best_reward = payload.get('best_reward')
+        best = payload.get('best_eval')  # checkpoints from before it kept a best reward_mean: not comparable
+        self.best = tuple(best) if best else None
         logging.info(f'resumed from {path}: train_iter {self.train_iter}, envstep {payload["envstep"]}')

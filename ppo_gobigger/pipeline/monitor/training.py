@@ -135,8 +135,12 @@ class TrainingMonitor:
 
     def _append_csv(self, report: Mapping[str, Any]) -> None:
         is_new = not os.path.exists(self._csv_path) or os.path.getsize(self._csv_path) == 0
+        fields = list(report)
+        if not is_new:  # a resumed run's file keeps its columns (one written before a field was added lacks it)
+            with open(self._csv_path, newline='') as f:
+                fields = next(csv.reader(f))
         with open(self._csv_path, 'a', newline='') as f:
-            writer = csv.DictWriter(f, fieldnames=list(report))
+            writer = csv.DictWriter(f, fieldnames=fields, restval='', extrasaction='ignore')
             if is_new:
                 writer.writeheader()
             writer.writerow(report)

@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 from tabulate import tabulate
@@ -20,8 +20,14 @@ from .env_manager import wait_until_idle
 REPORT_FIELDS = (
     'train_iter', 'ckpt_name', 'episode_count', 'envstep_count', 'avg_envstep_per_episode', 'evaluate_time',
     'avg_envstep_per_sec', 'avg_time_per_episode', 'reward_mean', 'reward_std', 'reward_max', 'reward_min',
-    'win_rate', 'score_ratio_mean', 'rank_mean', 'final_score_mean', 'opponent_score_mean', 'collector_envstep'
+    'win_rate', 'score_ratio_mean', 'score_ratio_median', 'rank_mean', 'final_score_mean', 'opponent_score_mean', 'collector_envstep'
 )
+
+
+def selection_key(report: Mapping[str, Any]) -> Tuple[float, float]:
+    """What makes one evaluation better than another (ckpt_best): the win rate (first place on multi-team presets),
+    ties broken by the median score ratio; not reward_mean, whose meaning changes with env.reward."""
+    return report['win_rate'], report['score_ratio_median']
 
 
 class Evaluator:
@@ -102,6 +108,7 @@ class Evaluator:
             'reward_min': float(reward.min()),
             'win_rate': float(np.mean([float(e['win']) for e in episodes])),
             'score_ratio_mean': float(np.mean([e['score_ratio'] for e in episodes])),
+            'score_ratio_median': float(np.median([e['score_ratio'] for e in episodes])),
             'rank_mean': float(np.mean([e['rank'] for e in episodes])),
             'final_score_mean': float(np.mean([e['final_score'] for e in episodes])),
             'opponent_score_mean': float(np.mean([e['opponent_score'] for e in episodes])),
