@@ -117,7 +117,7 @@ def test_a_saved_config_with_a_retired_key_at_its_old_value_loads_quietly(defaul
     they are dropped without a word, and none of them is a key of today's config."""
     main_config, create_config = default_files
     cfg, _ = compile_config(_with(main_config, path, RETIRED_KEYS[path][0]), create_config)
-    assert not caplog.records
+    assert not [r for r in caplog.records if r.name.startswith('ppo_gobigger')]  # (DI-engine's imports log too)
     node = default_config()
     *parents, key = path.split('.')
     for parent in parents:
@@ -129,7 +129,7 @@ def test_a_retired_training_key_at_another_value_is_dropped_with_one_log_line(de
     main_config, create_config = default_files
     saved = _with(_with(main_config, 'policy.learn.kickstart_kl_env_steps', 72000), 'policy.multi_gpu', False)
     cfg, _ = compile_config(saved, create_config)
-    assert [r.getMessage() for r in caplog.records] == [
+    assert [r.getMessage() for r in caplog.records if r.name.startswith('ppo_gobigger')] == [
         'config key policy.learn.kickstart_kl_env_steps=72000 is retired (a training option since removed); ignored']
     assert 'kickstart_kl_env_steps' not in cfg.policy.learn and saved['policy']['learn']['kickstart_kl_env_steps']
 
