@@ -29,7 +29,7 @@ class Seat:
     """A policy that plays teams: its model and the env settings it was trained with (round_robin's trained_env)."""
     name: str
     model: torch.nn.Module
-    trained_env: Dict[str, Any]  # preset, step_mul, action_repeat, enemy_clone_slots, team_vision
+    trained_env: Dict[str, Any]  # preset and round_robin.PLAY_ENV_KEYS (step_mul, action_repeat)
 
 
 class ArenaGame:
@@ -87,8 +87,7 @@ class ArenaGame:
             if self.steps % seat.trained_env['action_repeat']:
                 continue  # between two of its decisions: its players keep moving
             ids = self.team_ids(team)
-            obs = team_features(self.global_state, self.player_states, ids, team, self._consts,
-                                seat.trained_env['enemy_clone_slots'], seat.trained_env['team_vision'])  # (A, ...)
+            obs = team_features(self.global_state, self.player_states, ids, team, self._consts)  # (A, ...)
             (row, ) = greedy_actions(seat.model, [obs])  # (A,)
             actions.update({pid: to_game_action(int(k)) for pid, k in zip(ids, row) if pid != self.human_id})
         if self.human_id is not None and human_action is not None:

@@ -7,7 +7,7 @@
 import logging
 from typing import Any, Callable, Dict, List, Optional
 
-from ...envs.gobigger_env import team_num
+from ...envs.game import team_num
 from ..league.round_robin import load_checkpoints
 from .game import ArenaGame, Seat
 from .window import Window, check_display

@@ -106,7 +106,7 @@ def _stored_config(path: str) -> Dict:
 
 def _teams(preset: str, overrides: Sequence[str]) -> int:
     from ...config import apply_overrides
-    from ...envs.gobigger_env import team_num
+    from ...envs.game import team_num
     cfg, _ = compile_config(apply_overrides({'env': {'preset': preset}}, list(overrides)))
     if cfg.env.preset != preset:
         raise ConfigError(f'env.preset cannot be set for a head to head: both checkpoints play {preset}, the preset '
