@@ -24,13 +24,25 @@ class FastPrecisionCollisionDetection:
         return int((x - self.border.minx) / self.border.height * self.precision)
 
     def solve(self, query_list: list, gallery_list: list) -> Dict[int, list]:
+        """Stock's signature: the gallery as one list of balls."""
+        return self.solve_with_food(query_list, gallery_list, None)
+
+    def solve_with_food(self, query_list: list, others: list, food) -> Dict[int, list]:
+        """The gallery is ``others`` followed by the food of FastFoodManager.arrays() (None: no food), in that order
+        (stock's: player balls, thorns, spores, food). Returns {query index: [balls it collides with]}; a query
+        with none is left out (stock lists it with [], which the server skips alike)."""
         results: Dict[int, List] = {}
-        if not query_list or not gallery_list:
+        if not query_list:
             return results
-        # gallery arrays, (G,)
-        gx = np.fromiter((b.position.x for b in gallery_list), dtype=np.float64, count=len(gallery_list))
-        gy = np.fromiter((b.position.y for b in gallery_list), dtype=np.float64, count=len(gallery_list))
-        gr = np.fromiter((b.radius for b in gallery_list), dtype=np.float64, count=len(gallery_list))
+        n_others = len(others)
+        gx = np.fromiter((b.position.x for b in others), dtype=np.float64, count=n_others)
+        gy = np.fromiter((b.position.y for b in others), dtype=np.float64, count=n_others)
+        gr = np.fromiter((b.radius for b in others), dtype=np.float64, count=n_others)
+        if food is not None:
+            food_balls, food_slots, fx, fy, fr = food
+            gx, gy, gr = np.concatenate((gx, fx)), np.concatenate((gy, fy)), np.concatenate((gr, fr))  # (G,)
+        if len(gx) == 0:
+            return results
         # query arrays, (Q,)
         qx = np.fromiter((b.position.x for b in query_list), dtype=np.float64, count=len(query_list))
         qy = np.fromiter((b.position.y for b in query_list), dtype=np.float64, count=len(query_list))
@@ -43,15 +55,14 @@ class FastPrecisionCollisionDetection:
         qi, gj = np.nonzero(cover)
         if len(qi) == 0:
             return results
-        index_of = {id(b): j for j, b in enumerate(gallery_list)}
         minx, height, precision = self.border.minx, self.border.height, self.precision
         rows = None  # every gallery ball's row, computed only if a ball lies above a query's window
         kept: Dict[int, list] = {}
         for i, j in zip(qi.tolist(), gj.tolist()):
             query = query_list[i]
-            if index_of.get(id(query)) == j:  # judge_cover: a ball never covers itself
+            ball = others[j] if j < n_others else food_balls[food_slots[j - n_others]]
+            if ball is query:  # judge_cover: a ball never covers itself (ball ids are unique)
                 continue
-            ball = gallery_list[j]
             px, py, pr = query.position.x, query.position.y, query.radius
             x, y = ball.position.x, ball.position.y
             row = int((x - minx) / height * precision)
@@ -68,8 +79,8 @@ class FastPrecisionCollisionDetection:
                 last = above[np.lexsort((above, gy[above]))[-1]]
                 if last != j:
                     continue
-            kept.setdefault(i, []).append((row, y, j))
+            kept.setdefault(i, []).append((row, y, j, ball))
         for i, found in kept.items():
-            found.sort()
-            results[i] = [gallery_list[j] for _, _, j in found]
+            found.sort(key=lambda t: t[:3])
+            results[i] = [t[3] for t in found]
         return results

@@ -15,6 +15,7 @@ from gobigger.server import Server
 
 from .balls import FastCloneBall, FastHumanPlayer
 from .collision import FastPrecisionCollisionDetection
+from .food import FastFoodManager
 from .views import FastPlayerStatesUtil
 
 _by_score = attrgetter('score')
@@ -43,12 +44,24 @@ class FastServer(Server):
     def __init__(self, cfg=None, seed=None) -> None:
         super().__init__(cfg=cfg, seed=seed)
         self.player_manager.__class__ = FastPlayerManager
+        self.food_manager.__class__ = FastFoodManager
+        self.food_manager._clear_arrays()
         if self.collision_detection_type == 'precision':
             self.collision_detection = FastPrecisionCollisionDetection(border=self.border)
 
     def init_obs(self) -> None:
         super().init_obs()
         self.player_states_util = FastPlayerStatesUtil(self.obs_settings)
+
+    def obs(self, obs_type='all'):
+        """Stock's obs(), the views built from the food arrays."""
+        assert obs_type in ['all', 'single']
+        global_state = self.get_global_state()
+        player_states = self.player_states_util.get_player_states_from_arrays(
+            food=self.food_manager.arrays(), thorns_balls=self.thorns_manager.get_balls(),
+            spore_balls=self.spore_manager.get_balls(), players=self.player_manager.get_players())
+        self.leaderboard = global_state['leaderboard']
+        return global_state, player_states, {'eats': self.eats}
 
     def step_one_frame(self, actions=None) -> None:
         moving_balls = []  # Record all balls in motion
@@ -99,8 +112,12 @@ class FastServer(Server):
         total_balls.extend(self.player_manager.get_balls())
         total_balls.extend(self.thorns_manager.get_balls())
         total_balls.extend(self.spore_manager.get_balls())
-        total_balls.extend(self.food_manager.get_balls())
-        collisions_dict = self.collision_detection.solve(moving_balls, total_balls)
+        if isinstance(self.collision_detection, FastPrecisionCollisionDetection):  # the food from its arrays
+            collisions_dict = self.collision_detection.solve_with_food(moving_balls, total_balls,
+                                                                       self.food_manager.arrays())
+        else:
+            total_balls.extend(self.food_manager.get_balls())
+            collisions_dict = self.collision_detection.solve(moving_balls, total_balls)
         for index, targets in sorted(collisions_dict.items()):  # stock: every index in order; empty ones do nothing
             moving_ball = moving_balls[index]
             if not moving_ball.is_remove:

@@ -20,10 +20,20 @@ class FastPlayerStatesUtil(PlayerStatesUtil):
     """PlayerStatesUtil whose get_player_states returns stock's dict, value for value."""
 
     def get_player_states(self, food_balls, thorns_balls, spore_balls, players):
-        if len(food_balls) > 0:
-            food_radius = food_balls[0].radius
-            food_score = food_balls[0].score
-            food_xy = np.array([(b.position.x, b.position.y) for b in food_balls])  # (F, 2)
+        """Stock's signature: the food as a list of balls."""
+        fx = np.array([b.position.x for b in food_balls], dtype=np.float64)
+        fy = np.array([b.position.y for b in food_balls], dtype=np.float64)
+        food = (list(food_balls), np.arange(len(fx)), fx, fy, None)
+        return self.get_player_states_from_arrays(food, thorns_balls, spore_balls, players)
+
+    def get_player_states_from_arrays(self, food, thorns_balls, spore_balls, players):
+        """food: FastFoodManager.arrays(), (balls at slots, live slots (F,), x (F,), y (F,), r (F,))."""
+        food_balls, food_slots, fx, fy, _ = food
+        if len(food_slots) > 0:
+            first = food_balls[food_slots[0]]  # stock: every food is reported with the first one's radius, score
+            food_radius = first.radius
+            food_score = first.score
+            food_xy = (fx, fy)
         else:
             food_radius = food_score = 0
             food_xy = None
@@ -54,7 +64,7 @@ class FastPlayerStatesUtil(PlayerStatesUtil):
         """Stock's numexpr filter (strict inequalities on the box grown by the food radius) as [x, y, r, score] rows."""
         if food_xy is None:
             return []
-        x, y = food_xy[:, 0], food_xy[:, 1]
+        x, y = food_xy
         inside = ((x > rectangle[0] - food_radius) & (x < rectangle[2] + food_radius)
                   & (y > rectangle[1] - food_radius) & (y < rectangle[3] + food_radius))
         x, y = x[inside], y[inside]
