@@ -4,6 +4,7 @@ Every override keeps stock's arithmetic, in stock's order, on the same types (py
 the results are bit-identical; what goes is the overhead: ``copy.deepcopy`` of fresh vectors, rich comparisons for
 sorting, EasyDict look-ups and repeated method calls in the O(n^2) loops.
 """
+import math
 import random
 from operator import attrgetter
 from typing import List
@@ -20,11 +21,70 @@ class FastCloneBall(CloneBall):
     """A CloneBall whose direction is not deep-copied and whose offspring are FastCloneBalls too."""
 
     def update_direction(self) -> None:
-        vel = self.vel
-        if vel.x != 0 or vel.y != 0:  # stock: vel.length() != 0, true exactly when a component is non-zero
-            self.direction = vel.normalize()  # a new vector already: stock deep-copies it once more
+        if self.vel.length() != 0:
+            self.direction = self.vel.normalize()  # a new vector already: stock deep-copies it once more
         else:
             self.direction = Vector2(random.random(), random.random()).normalize()  # stock draws from global random
+
+    def move(self, given_acc=None, given_acc_center=None, duration=0.05) -> None:
+        """CloneBall.move on floats. pygame's Vector2 ops, as measured: v / s is (x * (1 / s), y * (1 / s)),
+        v.normalize() is (x / L, y / L), v.length() is sqrt(x * x + y * y); each is written out below."""
+        sqrt = math.sqrt
+        acc_weight = self.acc_weight
+        if given_acc is not None:  # (stock also tests `given_acc.length != 0`: a bound method, always true)
+            gx, gy = given_acc.x, given_acc.y
+            length = sqrt(gx * gx + gy * gy)
+            if not length < 1:
+                gx, gy = gx / length, gy / length
+            ax, ay = gx * acc_weight, gy * acc_weight
+            self.acc_given = Vector2(ax, ay)
+        else:
+            ax, ay = self.acc_given.x, self.acc_given.y
+            inv = 1 / acc_weight
+            gx, gy = ax * inv, ay * inv
+        if given_acc_center is not None:
+            inv = 1 / self.radius
+            cx, cy = given_acc_center.x * inv, given_acc_center.y * inv
+            length = sqrt(cx * cx + cy * cy)
+            if length != 0 and length > 1:
+                cx, cy = cx / length, cy / length
+            weight = self.center_acc_weight
+            acx, acy = cx * weight, cy * weight
+        else:
+            cx = cy = acx = acy = 0.0
+        self.acc_given_center = Vector2(acx, acy)
+        tx, ty = ax + acx, ay + acy
+        self.acc_given_total = Vector2(tx, ty)
+        vel_max_ratio = max(sqrt(gx * gx + gy * gy), sqrt(cx * cx + cy * cy))
+        # vel_split
+        if self.split_frame < self.split_vel_zero_frame:
+            self.vel_split -= self.vel_split_piece  # in place, as stock
+            self.split_frame += 1
+        else:
+            self.vel_split = Vector2(0, 0)
+        # vel_given, capped by format_vector at vel_max_ball
+        vx, vy = self.vel_given.x + tx * duration, self.vel_given.y + ty * duration
+        vel_max = (2.35 + 5.66 / self.radius) * vel_max_ratio  # cal_vel_max
+        self.vel_max_ball = vel_max
+        length = sqrt(vx * vx + vy * vy)
+        if length != 0 and not length < vel_max:
+            vx, vy = vx / length * vel_max, vy / length * vel_max
+        self.vel_given = Vector2(vx, vy)
+        vx, vy = vx + self.vel_split.x, vy + self.vel_split.y
+        self.vel = Vector2(vx, vy)
+        x, y = self.position.x + vx * duration, self.position.y + vy * duration
+        length = sqrt(vx * vx + vy * vy)
+        if length != 0:  # update_direction
+            self.direction = Vector2(vx / length, vy / length)
+        else:
+            self.direction = Vector2(random.random(), random.random()).normalize()
+        self.frame_since_last_split += 1
+        border = self.border  # check_border
+        if x < border.minx or x > border.maxx:
+            x = min(max(x, border.minx), border.maxx)
+        if y < border.miny or y > border.maxy:
+            y = min(max(y, border.miny), border.maxy)
+        self.position = Vector2(x, y)
 
     def split(self, clone_num, direction=None):
         ball = super().split(clone_num, direction=direction)
