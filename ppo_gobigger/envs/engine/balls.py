@@ -147,10 +147,18 @@ class FastHumanPlayer(HumanPlayer):
         return total_score, can_split, can_eject
 
     def adjust(self) -> int:
-        """Stock's rigid collisions and merges, pair by pair in the same order (largest first, stable)."""
+        """Stock's rigid collisions and merges, pair by pair in the same order (largest first, stable), with
+        get_dis and rigid_collision (and its check_border) written out on floats; merges call stock's eat."""
         eats = 0
         balls = sorted(self.balls.values(), key=_by_score, reverse=True)  # stock: sorted(balls, reverse=True)
         balls_num = len(balls)
+        if balls_num < 2:
+            return 0
+        sqrt = math.sqrt
+        border = self.border
+        minx, maxx, miny, maxy = border.minx, border.maxx, border.miny, border.maxy
+        xs = [b.position.x for b in balls]
+        ys = [b.position.y for b in balls]
         to_remove_balls = []
         for i in range(balls_num - 1):
             ball_i = balls[i]
@@ -160,11 +168,30 @@ class FastHumanPlayer(HumanPlayer):
                 ball_j = balls[j]
                 if ball_j.is_remove:
                     continue
-                dis = (ball_i.position - ball_j.position).length()
-                if dis < ball_i.radius + ball_j.radius:
+                px, py = xs[j] - xs[i], ys[j] - ys[i]  # rigid_collision's p = ball.position - self.position
+                dis = sqrt(px * px + py * py)  # get_dis: the same length, (-p).length() == p.length()
+                r_sum = ball_i.radius + ball_j.radius
+                if dis < r_sum:
                     if (ball_i.frame_since_last_split < ball_i.recombine_frame
                             or ball_j.frame_since_last_split < ball_j.recombine_frame):
-                        ball_i.rigid_collision(ball_j)
+                        # rigid_collision: f * p * (score share), then check_border of both
+                        f = min(r_sum - dis, (r_sum - dis) / (dis + 1e-8))
+                        s_i, s_j = ball_i.score, ball_j.score
+                        w_i, w_j = s_j / (s_i + s_j), s_i / (s_i + s_j)
+                        x, y = xs[i] - f * px * w_i, ys[i] - f * py * w_i
+                        if x < minx or x > maxx:
+                            x = min(max(x, minx), maxx)
+                        if y < miny or y > maxy:
+                            y = min(max(y, miny), maxy)
+                        ball_i.position = Vector2(x, y)
+                        xs[i], ys[i] = ball_i.position.x, ball_i.position.y
+                        x, y = xs[j] + f * px * w_j, ys[j] + f * py * w_j
+                        if x < minx or x > maxx:
+                            x = min(max(x, minx), maxx)
+                        if y < miny or y > maxy:
+                            y = min(max(y, miny), maxy)
+                        ball_j.position = Vector2(x, y)
+                        xs[j], ys[j] = ball_j.position.x, ball_j.position.y
                     elif dis < ball_i.radius or dis < ball_j.radius:
                         eats += 1
                         if ball_i.score > ball_j.score:
@@ -176,6 +203,8 @@ class FastHumanPlayer(HumanPlayer):
                             ball_i.remove()
                             to_remove_balls.append(ball_i)
                         ball_i.frame_since_last_split = 0
+                        xs[i], ys[i] = ball_i.position.x, ball_i.position.y  # eat's check_border may move them
+                        xs[j], ys[j] = ball_j.position.x, ball_j.position.y
         for ball in to_remove_balls:
             self.remove_balls(ball)
         return eats
