@@ -111,6 +111,25 @@ class FastHumanPlayer(HumanPlayer):
     def get_balls(self) -> List[CloneBall]:
         return list(self.balls.values())
 
+    def move(self, direction=None, duration=0.05) -> None:
+        """HumanPlayer.move, then its score_decay with CloneBall.score_decay and set_score written out."""
+        balls = self.balls
+        if not balls:
+            return
+        if len(balls) == 1:
+            for ball in balls.values():
+                ball.move(given_acc=direction, duration=duration)
+        else:
+            centroid = self.cal_centroid()
+            for ball in balls.values():
+                ball.move(given_acc=direction, given_acc_center=centroid - ball.position, duration=duration)
+        sqrt = math.sqrt
+        for ball in balls.values():
+            if ball.score > ball.score_decay_min:
+                score = ball.score * (1 - ball.score_decay_rate_per_frame * sqrt(ball.radius))
+                ball.score = score
+                ball.radius = sqrt(score / 100 * 0.042 + 0.15)  # BaseBall.score_to_radius
+
     def cal_centroid(self) -> Vector2:
         x = 0
         y = 0
@@ -159,21 +178,25 @@ class FastHumanPlayer(HumanPlayer):
         minx, maxx, miny, maxy = border.minx, border.maxx, border.miny, border.maxy
         xs = [b.position.x for b in balls]
         ys = [b.position.y for b in balls]
+        rs = [b.radius for b in balls]
+        young = [b.frame_since_last_split < b.recombine_frame for b in balls]  # judge_rigid's test, per ball
+        gone = [b.is_remove for b in balls]
         to_remove_balls = []
         for i in range(balls_num - 1):
-            ball_i = balls[i]
-            if ball_i.is_remove:
+            if gone[i]:
                 continue
+            ball_i = balls[i]
             for j in range(i + 1, balls_num):
-                ball_j = balls[j]
-                if ball_j.is_remove:
+                if gone[j]:
                     continue
-                px, py = xs[j] - xs[i], ys[j] - ys[i]  # rigid_collision's p = ball.position - self.position
-                dis = sqrt(px * px + py * py)  # get_dis: the same length, (-p).length() == p.length()
-                r_sum = ball_i.radius + ball_j.radius
+                px, py, r_sum = xs[j] - xs[i], ys[j] - ys[i], rs[i] + rs[j]
+                bound = r_sum * 1.000001  # far apart on one axis: the exact test below is certainly false
+                if px > bound or -px > bound or py > bound or -py > bound:
+                    continue
+                dis = sqrt(px * px + py * py)  # get_dis; rigid_collision's p = ball.position - self.position
                 if dis < r_sum:
-                    if (ball_i.frame_since_last_split < ball_i.recombine_frame
-                            or ball_j.frame_since_last_split < ball_j.recombine_frame):
+                    ball_j = balls[j]
+                    if young[i] or young[j]:
                         # rigid_collision: f * p * (score share), then check_border of both
                         f = min(r_sum - dis, (r_sum - dis) / (dis + 1e-8))
                         s_i, s_j = ball_i.score, ball_j.score
@@ -192,7 +215,7 @@ class FastHumanPlayer(HumanPlayer):
                             y = min(max(y, miny), maxy)
                         ball_j.position = Vector2(x, y)
                         xs[j], ys[j] = ball_j.position.x, ball_j.position.y
-                    elif dis < ball_i.radius or dis < ball_j.radius:
+                    elif dis < rs[i] or dis < rs[j]:
                         eats += 1
                         if ball_i.score > ball_j.score:
                             ball_i.eat(ball_j)
@@ -203,8 +226,10 @@ class FastHumanPlayer(HumanPlayer):
                             ball_i.remove()
                             to_remove_balls.append(ball_i)
                         ball_i.frame_since_last_split = 0
-                        xs[i], ys[i] = ball_i.position.x, ball_i.position.y  # eat's check_border may move them
-                        xs[j], ys[j] = ball_j.position.x, ball_j.position.y
+                        for k, ball in ((i, ball_i), (j, ball_j)):  # eat changed score, radius, maybe position
+                            xs[k], ys[k], rs[k] = ball.position.x, ball.position.y, ball.radius
+                            young[k] = ball.frame_since_last_split < ball.recombine_frame
+                            gone[k] = ball.is_remove
         for ball in to_remove_balls:
             self.remove_balls(ball)
         return eats
