@@ -35,18 +35,16 @@ class FastPrecisionCollisionDetection:
         if not query_list:
             return results
         n_others = len(others)
-        gx = np.fromiter((b.position.x for b in others), dtype=np.float64, count=n_others)
-        gy = np.fromiter((b.position.y for b in others), dtype=np.float64, count=n_others)
-        gr = np.fromiter((b.radius for b in others), dtype=np.float64, count=n_others)
+        gx, gy, gr = np.array([(b.position.x, b.position.y, b.radius) for b in others],
+                              dtype=np.float64).reshape(-1, 3).T
         if food is not None:
             food_balls, food_slots, fx, fy, fr = food
             gx, gy, gr = np.concatenate((gx, fx)), np.concatenate((gy, fy)), np.concatenate((gr, fr))  # (G,)
         if len(gx) == 0:
             return results
         # query arrays, (Q,)
-        qx = np.fromiter((b.position.x for b in query_list), dtype=np.float64, count=len(query_list))
-        qy = np.fromiter((b.position.y for b in query_list), dtype=np.float64, count=len(query_list))
-        qr = np.fromiter((b.radius for b in query_list), dtype=np.float64, count=len(query_list))
+        qx, qy, qr = np.array([(b.position.x, b.position.y, b.radius) for b in query_list],
+                              dtype=np.float64).reshape(-1, 3).T
         # judge_cover: dis = (q.position - g.position).length(); q.radius > dis or g.radius > dis   (Q, G)
         dx = qx[:, None] - gx[None, :]
         dy = qy[:, None] - gy[None, :]

@@ -63,9 +63,10 @@ class FastPlayerStatesUtil(PlayerStatesUtil):
         rect_array = np.array(rectangles, dtype=np.float64).reshape(-1, 4)  # (P, 4)
         seen = {kind: _in_rectangles(rect_array, balls) if balls else None
                 for kind, balls in (('thorns', thorns), ('spore', spores), ('clone', clones))}
+        food_seen = self._food_in(rect_array, food_xy, food_radius, food_score)
         player_states = {}
         for p, (player, rectangle) in enumerate(zip(players, rectangles)):
-            overlap = {'food': self._food_in(rectangle, food_xy, food_radius, food_score)}
+            overlap = {'food': food_seen[p]}
             for kind, balls in (('thorns', thorns), ('spore', spores), ('clone', clones)):
                 overlap[kind] = [] if seen[kind] is None else [list(balls[b]) for b in np.flatnonzero(seen[kind][p])]
             player_score, can_split, can_eject = player.get_info()
@@ -80,12 +81,14 @@ class FastPlayerStatesUtil(PlayerStatesUtil):
         return player_states
 
     @staticmethod
-    def _food_in(rectangle, food_xy, food_radius, food_score) -> list:
-        """Stock's numexpr filter (strict inequalities on the box grown by the food radius) as [x, y, r, score] rows."""
+    def _food_in(rectangles: np.ndarray, food_xy, food_radius, food_score) -> list:
+        """Stock's numexpr filter (strict inequalities on each player's box grown by the food radius), for all
+        players (P, 4) at once -> per player, its [x, y, r, score] rows in food order."""
         if food_xy is None:
-            return []
-        x, y = food_xy
-        inside = ((x > rectangle[0] - food_radius) & (x < rectangle[2] + food_radius)
-                  & (y > rectangle[1] - food_radius) & (y < rectangle[3] + food_radius))
-        x, y = x[inside], y[inside]
-        return np.stack((x, y, np.ones_like(x) * food_radius, np.ones_like(x) * food_score), axis=-1).tolist()
+            return [[] for _ in range(len(rectangles))]
+        x, y = food_xy  # (F,)
+        x0, y0, x1, y1 = (rectangles[:, k:k + 1] for k in range(4))  # (P, 1)
+        inside = ((x > x0 - food_radius) & (x < x1 + food_radius)
+                  & (y > y0 - food_radius) & (y < y1 + food_radius))  # (P, F)
+        rows = np.stack((x, y, np.full_like(x, food_radius), np.full_like(x, food_score)), axis=-1)  # (F, 4)
+        return [rows[seen].tolist() for seen in inside]
