@@ -27,8 +27,16 @@ class FastCloneBall(CloneBall):
             self.direction = Vector2(random.random(), random.random()).normalize()  # stock draws from global random
 
     def move(self, given_acc=None, given_acc_center=None, duration=0.05) -> None:
-        """CloneBall.move on floats. pygame's Vector2 ops, as measured: v / s is (x * (1 / s), y * (1 / s)),
-        v.normalize() is (x / L, y / L), v.length() is sqrt(x * x + y * y); each is written out below."""
+        """CloneBall.move (see _move)."""
+        if given_acc_center is None:
+            self._move(given_acc, False, 0.0, 0.0, duration)
+        else:
+            self._move(given_acc, True, given_acc_center.x, given_acc_center.y, duration)
+
+    def _move(self, given_acc, has_center: bool, center_x: float, center_y: float, duration: float) -> None:
+        """CloneBall.move on floats, given_acc_center as (center_x, center_y) if has_center. pygame's Vector2 ops,
+        as measured: v / s is (x * (1 / s), y * (1 / s)), v.normalize() is (x / L, y / L), v.length() is
+        sqrt(x * x + y * y); each is written out below."""
         sqrt = math.sqrt
         acc_weight = self.acc_weight
         if given_acc is not None:  # (stock also tests `given_acc.length != 0`: a bound method, always true)
@@ -42,9 +50,9 @@ class FastCloneBall(CloneBall):
             ax, ay = self.acc_given.x, self.acc_given.y
             inv = 1 / acc_weight
             gx, gy = ax * inv, ay * inv
-        if given_acc_center is not None:
+        if has_center:
             inv = 1 / self.radius
-            cx, cy = given_acc_center.x * inv, given_acc_center.y * inv
+            cx, cy = center_x * inv, center_y * inv
             length = sqrt(cx * cx + cy * cy)
             if length != 0 and length > 1:
                 cx, cy = cx / length, cy / length
@@ -118,11 +126,13 @@ class FastHumanPlayer(HumanPlayer):
             return
         if len(balls) == 1:
             for ball in balls.values():
-                ball.move(given_acc=direction, duration=duration)
+                ball._move(direction, False, 0.0, 0.0, duration)
         else:
             centroid = self.cal_centroid()
-            for ball in balls.values():
-                ball.move(given_acc=direction, given_acc_center=centroid - ball.position, duration=duration)
+            x, y = centroid.x, centroid.y
+            for ball in balls.values():  # given_acc_center = centroid - ball.position
+                position = ball.position
+                ball._move(direction, True, x - position.x, y - position.y, duration)
         sqrt = math.sqrt
         for ball in balls.values():
             if ball.score > ball.score_decay_min:
@@ -181,6 +191,7 @@ class FastHumanPlayer(HumanPlayer):
         rs = [b.radius for b in balls]
         young = [b.frame_since_last_split < b.recombine_frame for b in balls]  # judge_rigid's test, per ball
         gone = [b.is_remove for b in balls]
+        moved = [False] * balls_num
         to_remove_balls = []
         for i in range(balls_num - 1):
             if gone[i]:
@@ -203,20 +214,23 @@ class FastHumanPlayer(HumanPlayer):
                         w_i, w_j = s_j / (s_i + s_j), s_i / (s_i + s_j)
                         x, y = xs[i] - f * px * w_i, ys[i] - f * py * w_i
                         if x < minx or x > maxx:
-                            x = min(max(x, minx), maxx)
+                            x = float(min(max(x, minx), maxx))  # a Vector2 stores the border as a float
                         if y < miny or y > maxy:
-                            y = min(max(y, miny), maxy)
-                        ball_i.position = Vector2(x, y)
-                        xs[i], ys[i] = ball_i.position.x, ball_i.position.y
+                            y = float(min(max(y, miny), maxy))
+                        xs[i], ys[i] = x, y
                         x, y = xs[j] + f * px * w_j, ys[j] + f * py * w_j
                         if x < minx or x > maxx:
-                            x = min(max(x, minx), maxx)
+                            x = float(min(max(x, minx), maxx))
                         if y < miny or y > maxy:
-                            y = min(max(y, miny), maxy)
-                        ball_j.position = Vector2(x, y)
-                        xs[j], ys[j] = ball_j.position.x, ball_j.position.y
+                            y = float(min(max(y, miny), maxy))
+                        xs[j], ys[j] = x, y
+                        moved[i] = moved[j] = True  # positions are written back before an eat and at the end
                     elif dis < rs[i] or dis < rs[j]:
                         eats += 1
+                        for k, ball in ((i, ball_i), (j, ball_j)):  # eat reads (and may move) positions
+                            if moved[k]:
+                                ball.position = Vector2(xs[k], ys[k])
+                                moved[k] = False
                         if ball_i.score > ball_j.score:
                             ball_i.eat(ball_j)
                             ball_j.remove()
@@ -230,6 +244,9 @@ class FastHumanPlayer(HumanPlayer):
                             xs[k], ys[k], rs[k] = ball.position.x, ball.position.y, ball.radius
                             young[k] = ball.frame_since_last_split < ball.recombine_frame
                             gone[k] = ball.is_remove
+        for k in range(balls_num):
+            if moved[k]:
+                balls[k].position = Vector2(xs[k], ys[k])
         for ball in to_remove_balls:
             self.remove_balls(ball)
         return eats
