@@ -2,9 +2,9 @@
 
     raw         whole games of each --presets with level-3 bots on every side, the engines alternating game by
                 game: env steps per CPU second (this process's time.process_time) and per wall second
-    training    (unless --no-train) benchmarks/throughput.py's measure_training over the default config, once per
-                engine: training env steps/s (collection + learning) and, with --eval-episodes, the evaluation
-                of `gobigger-eval` (its evaluator and envs) in env steps/s
+    training    (unless --no-train) benchmarks/throughput.py's measure_training over the default config, --rounds
+                times per engine in ABBA order: training env steps/s (collection + learning) and, with
+                --eval-episodes, the evaluation of `gobigger-eval` (its evaluator and envs) in env steps/s
     fidelity    with --fidelity N: N whole games (presets and controllers in turn, bots 1-3 and random) played by
                 both engines in lockstep, every step's observation compared exactly (envs/engine/fidelity.py)
 
@@ -72,23 +72,32 @@ def measure_raw(presets: List[str], games: int, seed: int) -> Dict:
     return out
 
 
-def measure_pipeline(config: str, overrides: List[str], iterations: int, eval_episodes: int) -> Dict:
-    """measure_training of throughput.py once per engine (stock first), on the config with env.engine set."""
+def measure_pipeline(config: str, overrides: List[str], iterations: int, eval_episodes: int, rounds: int) -> Dict:
+    """measure_training of throughput.py, ``rounds`` times per engine in ABBA order (stock, fast, fast, stock, ...:
+    a steady drift of the machine's load cancels out), on the config with env.engine set. Rates: per-run means."""
     main_config, create_config = load_config_file(config)
-    out = {}
-    for engine in ('stock', 'fast'):
-        cfg, create_cfg = compile_config(apply_overrides(main_config, overrides + [f'env.engine={engine}']),
-                                         create_config)
-        train = measure_training(cfg, create_cfg, iterations, eval_episodes)
-        out[engine] = dict(training_env_steps_per_s=train['env_steps_per_s'], env_step_ms=train['env_step_ms'],
-                           collect_s=train['collect_s'], learn_s=train['learn_s'], evaluation=train['evaluation'])
-        evaluation = train['evaluation']
-        print(f'  pipeline {engine:5s}: training {train["env_steps_per_s"]:.1f} env steps/s'
-              + (f', evaluation {evaluation["env_steps_per_s"]:.1f} env steps/s' if evaluation else ''), flush=True)
+    order = [('stock', 'fast'), ('fast', 'stock')]
+    runs = {'stock': [], 'fast': []}
+    for r in range(rounds):
+        for engine in order[r % 2]:
+            cfg, create_cfg = compile_config(apply_overrides(main_config, overrides + [f'env.engine={engine}']),
+                                             create_config)
+            train = measure_training(cfg, create_cfg, iterations, eval_episodes)
+            evaluation = train['evaluation']
+            runs[engine].append(dict(training_env_steps_per_s=train['env_steps_per_s'],
+                                     env_step_ms=train['env_step_ms'], collect_s=train['collect_s'],
+                                     learn_s=train['learn_s'], evaluation=evaluation))
+            print(f'  pipeline round {r} {engine:5s}: training {train["env_steps_per_s"]:.1f} env steps/s'
+                  + (f', evaluation {evaluation["env_steps_per_s"]:.1f} env steps/s' if evaluation else ''),
+                  flush=True)
+    out = dict(runs=runs)
+    for engine, rs in runs.items():
+        out[engine] = dict(training_env_steps_per_s=sum(r['training_env_steps_per_s'] for r in rs) / len(rs))
+        if eval_episodes:
+            out[engine]['evaluation_env_steps_per_s'] = sum(r['evaluation']['env_steps_per_s'] for r in rs) / len(rs)
     out['training_ratio'] = out['fast']['training_env_steps_per_s'] / out['stock']['training_env_steps_per_s']
     if eval_episodes:
-        out['evaluation_ratio'] = (out['fast']['evaluation']['env_steps_per_s']
-                                   / out['stock']['evaluation']['env_steps_per_s'])
+        out['evaluation_ratio'] = out['fast']['evaluation_env_steps_per_s'] / out['stock']['evaluation_env_steps_per_s']
     return out
 
 
@@ -115,6 +124,7 @@ def main() -> None:
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
     parser.add_argument('--iterations', type=int, default=1, help='PPO iterations of each training run')
     parser.add_argument('--eval-episodes', type=int, default=2, help='games of each timed evaluation (0: none)')
+    parser.add_argument('--rounds', type=int, default=2, help='training runs per engine, in ABBA order')
     parser.add_argument('--fidelity', type=int, default=0, metavar='N', help='also compare N whole games')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--output', default=RESULTS, help='where the JSON goes')
@@ -123,7 +133,8 @@ def main() -> None:
                   gobigger=gobigger_version(), settings=vars(args))
     result['raw'] = measure_raw(args.presets, args.games, args.seed)
     if not args.no_train:
-        result['pipeline'] = measure_pipeline(args.config, list(args.set), args.iterations, args.eval_episodes)
+        result['pipeline'] = measure_pipeline(args.config, list(args.set), args.iterations, args.eval_episodes,
+                                              args.rounds)
     if args.fidelity:
         result['fidelity'] = measure_fidelity(args.fidelity, 1000 + args.seed)
     result['ratios'] = {f'raw_{p}_cpu': r['ratio_cpu'] for p, r in result['raw'].items()}
