@@ -53,32 +53,26 @@ class FastPrecisionCollisionDetection:
         qi, gj = np.nonzero(cover)
         if len(qi) == 0:
             return results
+        # stock's window, per pair: the ball's row within the query's rows, y at most the bottom edge, and y at
+        # least the top edge unless the ball is its row's last one above it (checked one by one below, rare)
         minx, height, precision = self.border.minx, self.border.height, self.precision
-        rows = None  # every gallery ball's row, computed only if a ball lies above a query's window
-        kept: Dict[int, list] = {}
-        for i, j in zip(qi.tolist(), gj.tolist()):
+        px, py, pr = qx[qi], qy[qi], qr[qi]  # (K,) per pair
+        x, y = gx[gj], gy[gj]
+        row = np.trunc((x - minx) / height * precision)  # get_row: int() truncates toward zero
+        left = py - pr
+        keep = ((row >= np.trunc((px - pr - minx) / height * precision))
+                & (row <= np.trunc((px + pr - minx) / height * precision)) & (y <= py + pr))
+        above = keep & (y < left)
+        if above.any():
+            rows = np.trunc((gx - minx) / height * precision)  # every gallery ball's row
+            for k in np.flatnonzero(above):
+                candidates = np.flatnonzero((rows == row[k]) & (gy < left[k]))
+                keep[k] = candidates[np.lexsort((candidates, gy[candidates]))[-1]] == gj[k]
+        qi, gj, row, y = qi[keep], gj[keep], row[keep], y[keep]
+        order = np.lexsort((gj, y, row, qi))  # per query, the order stock visits them: row, then y, then index
+        for i, j in zip(qi[order].tolist(), gj[order].tolist()):
             query = query_list[i]
             ball = others[j] if j < n_others else food_balls[food_slots[j - n_others]]
-            if ball is query:  # judge_cover: a ball never covers itself (ball ids are unique)
-                continue
-            px, py, pr = query.position.x, query.position.y, query.radius
-            x, y = ball.position.x, ball.position.y
-            row = int((x - minx) / height * precision)
-            if row < int((px - pr - minx) / height * precision) or row > int((px + pr - minx) / height * precision):
-                continue
-            right = py + pr
-            if y > right:
-                continue
-            left = py - pr
-            if y < left:  # stock checks only the last ball of the row above the window
-                if rows is None:
-                    rows = np.trunc((gx - minx) / height * precision)
-                above = np.nonzero((rows == row) & (gy < left))[0]
-                last = above[np.lexsort((above, gy[above]))[-1]]
-                if last != j:
-                    continue
-            kept.setdefault(i, []).append((row, y, j, ball))
-        for i, found in kept.items():
-            found.sort(key=lambda t: t[:3])
-            results[i] = [t[3] for t in found]
+            if ball is not query:  # judge_cover: a ball never covers itself (ball ids are unique)
+                results.setdefault(i, []).append(ball)
         return results
