@@ -39,11 +39,11 @@ import torch
 from ding.utils import ENV_REGISTRY
 
 import gobigger.configs
-from gobigger.envs import create_env
 from gobigger.utils import deep_merge_dicts
 from ppo_gobigger.cli import DEFAULT_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
+from ppo_gobigger.envs.engine import create_game
 from ppo_gobigger.envs.features import GameConsts, team_features
 from ppo_gobigger.envs.gobigger_env import GoBiggerEnv
 from ppo_gobigger.envs.opponents import Opponents
@@ -74,9 +74,9 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
     A, team = consts.player_num_per_team, env_cfg.team_id
     our_ids = [team * A + j for j in range(A)]
     opponents = Opponents(env_cfg.opponent, [p for p in range(consts.team_num * A) if p not in our_ids],
-                          env_cfg.bot_level)
-    our_bots = Opponents('bot', our_ids, env_cfg.bot_level) if our_side == 'bots' else None
-    game = create_env(env_cfg.preset, env_cfg.custom_cfg, step_mul=env_cfg.step_mul)
+                          env_cfg.bot_level, env_cfg.engine)
+    our_bots = Opponents('bot', our_ids, env_cfg.bot_level, env_cfg.engine) if our_side == 'bots' else None
+    game = create_game(env_cfg.preset, env_cfg.custom_cfg, env_cfg.step_mul, env_cfg.engine)  # training's engine
     t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()

@@ -29,8 +29,8 @@ import numpy as np
 from ding.envs import BaseEnv, BaseEnvTimestep
 from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
-from gobigger.envs import create_env
 
+from .engine import DEFAULT_ENGINE, ENGINES, create_game
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import game_config
@@ -59,6 +59,9 @@ class GoBiggerEnv(BaseEnv):
         # 'random' only)
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
+        # which GoBigger runs the game, one of engine.ENGINES: 'fast' plays stock GoBigger 0.2.1's game bit for bit
+        # at ~2-3x its speed (tests/test_engine.py compares every observation); 'stock' is gobigger as installed
+        engine=DEFAULT_ENGINE,
         step_mul=2,  # game frames per GoBigger step, where the opponents decide (20 frames = 1 s of game time)
         # GoBigger steps per env step: our team decides on the first and its moves hold their heading through the
         # others (eject and split happen once), while the opponents act on every one. An env step is
@@ -90,6 +93,8 @@ class GoBiggerEnv(BaseEnv):
         if cfg.team_id not in range(team_num):
             raise ValueError(f'team_id {cfg.team_id!r} is not in [0, {team_num}) for preset {cfg.preset}')
         check_opponent(cfg.opponent, cfg.bot_level)
+        if cfg.engine not in ENGINES:
+            raise ValueError(f'engine must be one of {ENGINES}; got {cfg.engine!r}')
         self._policy_opponents = cfg.opponent in POLICY_OPPONENTS
         if self._policy_opponents and cfg.stand_in is not None:
             raise ValueError(f'stand_in {cfg.stand_in!r} needs opponent in {ENV_OPPONENTS}; with opponent '
@@ -107,10 +112,10 @@ class GoBiggerEnv(BaseEnv):
         self._row_ids = [[t * A + j for j in range(A)] for t in self._row_teams]
         self._our_ids = self._row_ids[0]
         other_ids = [t * A + j for t in others for j in range(A)]
-        self._opponents = None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level)
+        self._opponents = None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine)
         self._row_bots: Dict[int, Opponents] = {}  # row -> the bots playing it in this game (bot_level > 0)
         self._stand_in = (
-            None if cfg.stand_in is None else Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level)
+            None if cfg.stand_in is None else Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine)
         )
 
         self._lead = (len(self._row_teams), A) if self._policy_opponents else (A, )  # leading axes of every array
@@ -318,7 +323,7 @@ class GoBiggerEnv(BaseEnv):
         for row, level in enumerate(bot_levels):
             if level:
                 if row not in self._row_bots or self._row_bots[row].bot_level != level:
-                    self._row_bots[row] = Opponents('bot', self._row_ids[row], int(level))
+                    self._row_bots[row] = Opponents('bot', self._row_ids[row], int(level), self._cfg.engine)
                     self._row_bots[row].reset(self._game_seed + 2 + row)
                 bots.append(self._row_bots[row])
         return bots
@@ -326,7 +331,7 @@ class GoBiggerEnv(BaseEnv):
     def _create_game(self) -> None:
         """Create this env's GoBigger game: the one place a game is made (reset() calls it when there is none)."""
         with self._own_global_random():  # GoBigger's Server() draws a (then unused) seed from the global `random`
-            self._game = create_env(self._cfg.preset, self._cfg.custom_cfg, step_mul=self._cfg.step_mul)
+            self._game = create_game(self._cfg.preset, self._cfg.custom_cfg, self._cfg.step_mul, self._cfg.engine)
 
     @contextlib.contextmanager
     def _own_global_random(self):

@@ -17,6 +17,8 @@ from typing import Dict, List, Mapping, Sequence
 import numpy as np
 from gobigger.agents import BotAgent
 
+from .engine import create_bot
+
 from .actions import ACTION_NUM, to_game_action
 
 OPPONENT_KINDS = ('bot', 'random', 'self', 'league')
@@ -36,12 +38,13 @@ def check_opponent(kind: str, bot_level: int) -> None:
 class Opponents:
     """Acts for the given players (the teams we do not control, or a stand-in for ours) as bots or at random."""
 
-    def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3) -> None:
+    def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3, engine: str = 'fast') -> None:
         check_opponent(kind, bot_level)
         if kind not in ENV_OPPONENTS:
             raise ValueError(f'the env plays only {ENV_OPPONENTS}; {kind!r} opponents are played by the pipeline')
         self.kind = kind
         self.bot_level = bot_level
+        self.engine = engine  # envs.engine: the bots' implementation ('fast' or 'stock'), the same decisions
         self.player_ids = list(player_ids)
         self._bots: Dict[int, BotAgent] = {}
         self._rng = np.random.default_rng(0)
@@ -50,7 +53,7 @@ class Opponents:
         """Start an episode: fresh bots (a BotAgent keeps a queue of planned actions) and a Generator from seed."""
         self._rng = np.random.default_rng(seed)
         if self.kind == 'bot':
-            self._bots = {pid: BotAgent(name=pid, level=self.bot_level) for pid in self.player_ids}
+            self._bots = {pid: create_bot(pid, self.bot_level, self.engine) for pid in self.player_ids}
 
     def act(self, player_states: Mapping) -> Dict[int, List]:
         """GoBigger actions {player_id: [x, y, action_type]} for the opponents, given the last player_states."""

@@ -1,7 +1,7 @@
 """A GoBigger game in which checkpoints' policies play every player but (optionally) one a person controls.
 
-The game is GoBigger's own env (gobigger.envs.create_env) on the checkpoints' preset and step_mul. Each
-checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
+The game is GoBigger's own env (envs.engine.create_game, the default engine) on the checkpoints' preset and
+step_mul. Each checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
 evaluator play), from the same features it was trained on (envs/features.py), deciding on every
 env.action_repeat-th GoBigger step it was trained with; in between its players keep moving, as in training. The
 person's player (``human_id``) is left out of its team's policy actions and takes a GoBigger action
@@ -16,10 +16,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import torch
 from easydict import EasyDict
-from gobigger.envs import create_env
 
 from ...config import ConfigError
 from ...envs.actions import to_game_action
+from ...envs.engine import create_game
 from ...envs.features import GameConsts, team_features
 from ..league.round_robin import greedy_actions
 
@@ -55,7 +55,7 @@ class ArenaGame:
         self.step_mul = seats[0].trained_env['step_mul']
         self.seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
         random.seed(self.seed)  # GoBigger's Server() and its bots draw from the global `random`
-        self.env = create_env(self.preset, custom_cfg, step_mul=self.step_mul)
+        self.env = create_game(self.preset, custom_cfg, self.step_mul)  # the default engine
         cfg = EasyDict(self.env.server.cfg)
         self.team_num, self.player_num = int(cfg.team_num), int(cfg.player_num_per_team)  # G, A
         if len(teams) != self.team_num or set(teams) - set(by_name):

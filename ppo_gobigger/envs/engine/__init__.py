@@ -1,0 +1,68 @@
+"""Which GoBigger runs a game: 'stock' (gobigger 0.2.1 as installed) or 'fast' (the same game, bit for bit, cheaper).
+
+    create_game(preset, custom_cfg, step_mul, engine)  -> a GoBigger env (reset, step, get_team_infos, server)
+    create_bot(player_id, level, engine)              -> a GoBigger BotAgent (step(player_state) -> action)
+
+'fast' subclasses GoBigger's own server, players, balls and bots and overrides only their hot methods
+(server.py, balls.py, collision.py, views.py, bot.py); tests/test_engine.py plays the same seeds on both and
+compares every observation exactly. It is verified on the versions in VERIFIED_VERSIONS only: on any other
+installed GoBigger 'fast' falls back to 'stock' with one warning naming the version.
+"""
+import importlib
+import importlib.metadata
+import logging
+from typing import Optional
+
+from gobigger.agents import BotAgent
+from gobigger.envs import GoBiggerEnv
+from gobigger.utils import deep_merge_dicts
+
+ENGINES = ('fast', 'stock')  # allowed values of env.engine
+DEFAULT_ENGINE = 'fast'  # env.engine's default, and the engine of games made outside an env (gobigger-play)
+VERIFIED_VERSIONS = ('0.2.1',)  # gobigger versions the fast engine was checked against, observation for observation
+
+_logger = logging.getLogger(__name__)
+_warned = False
+
+
+def gobigger_version() -> str:
+    """The installed gobigger's version (its distribution metadata)."""
+    return importlib.metadata.version('gobigger')
+
+
+def resolve_engine(engine: str, version: Optional[str] = None) -> str:
+    """The engine that will run: ``engine``, or 'stock' (one warning per process) if 'fast' is not verified on
+    ``version`` (default: the installed gobigger)."""
+    global _warned
+    if engine not in ENGINES:
+        raise ValueError(f'engine must be one of {ENGINES}; got {engine!r}')
+    if engine == 'fast':
+        version = gobigger_version() if version is None else version
+        if version not in VERIFIED_VERSIONS:
+            if not _warned:
+                _logger.warning('engine=fast is verified on gobigger %s only; gobigger %s is installed: using the '
+                                'stock engine', ', '.join(VERIFIED_VERSIONS), version)
+                _warned = True
+            return 'stock'
+    return engine
+
+
+def create_game(preset: str, custom_cfg: Optional[dict] = None, step_mul: int = 2, engine: str = DEFAULT_ENGINE) -> GoBiggerEnv:
+    """gobigger.envs.create_env(preset, custom_cfg, step_mul=step_mul) on the chosen engine (st_* presets)."""
+    engine = resolve_engine(engine)
+    if not isinstance(preset, str) or not preset.startswith('st_'):
+        raise ValueError(f'preset must be a GoBigger st_* preset (e.g. st_t2p2); got {preset!r}')
+    if engine == 'stock':
+        from gobigger.envs import create_env
+        return create_env(preset, custom_cfg or {}, step_mul=step_mul)
+    from .server import FastGoBiggerEnv
+    cfg = getattr(importlib.import_module(f'gobigger.configs.{preset}'), preset)
+    return FastGoBiggerEnv(deep_merge_dicts(cfg, custom_cfg or {}), step_mul=step_mul)
+
+
+def create_bot(player_id: int, level: int = 3, engine: str = DEFAULT_ENGINE) -> BotAgent:
+    """gobigger.agents.BotAgent(name=player_id, level=level) on the chosen engine."""
+    if engine == 'stock' or resolve_engine(engine) == 'stock':
+        return BotAgent(name=player_id, level=level)
+    from .bot import FastBotAgent
+    return FastBotAgent(name=player_id, level=level)
