@@ -11,9 +11,9 @@ import os
 import numpy as np
 import pytest
 from gobigger.agents import BotAgent
-from gobigger.envs import GoBiggerEnv
+from gobigger.envs import GoBiggerEnv as StockGame  # GoBigger's own game class (ours is the DI-engine env)
 
-from ppo_gobigger.envs import GoBiggerPPOEnv
+from ppo_gobigger.envs import GoBiggerEnv
 from ppo_gobigger.envs import engine as engine_module
 from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, resolve_engine
 from ppo_gobigger.envs.engine.bot import FastBotAgent
@@ -63,7 +63,7 @@ def test_a_whole_short_game_ends_the_same():
 
 
 def _play_env(engine, steps=40):
-    env = GoBiggerPPOEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 2 * steps}, engine=engine))
+    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 2 * steps}, engine=engine))
     env.seed(5)
     obs = [env.reset()]
     rng = np.random.default_rng(0)
@@ -89,18 +89,18 @@ def test_env_features_and_rewards_are_equal_under_both_engines():
 
 
 def test_the_env_runs_the_engine_its_config_names():
-    env = GoBiggerPPOEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 20}))
+    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 20}))
     env.seed(0)
     env.reset()
     assert env._cfg.engine == 'fast' and isinstance(env._game, FastGoBiggerEnv)
     assert all(isinstance(bot, FastBotAgent) for bot in env._opponents._bots.values())
     env.close()
     with pytest.raises(ValueError, match="engine must be one of \\('fast', 'stock'\\); got 'turbo'"):
-        GoBiggerPPOEnv(dict(engine='turbo'))
+        GoBiggerEnv(dict(engine='turbo'))
 
 
 def test_a_fast_game_that_raises_gives_an_abnormal_step_and_a_fresh_game(caplog):
-    env = GoBiggerPPOEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 40}, engine='fast'))
+    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 40}, engine='fast'))
     env.seed(1)
     env.reset()
     broken = env._game
@@ -143,7 +143,7 @@ def test_version_guard_falls_back_to_stock_with_one_warning(monkeypatch, caplog)
         game = create_game('st_t2p2', {'frame_limit': 10}, 2, 'fast')
         bot = create_bot(0, 3, 'fast')
         assert resolve_engine('fast') == 'stock'
-    assert type(game) is GoBiggerEnv and type(bot) is BotAgent
+    assert type(game) is StockGame and type(bot) is BotAgent
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and 'gobigger 0.2.2 is installed' in warnings[0]
     assert resolve_engine('fast', version='0.2.1') == 'fast'
@@ -155,4 +155,4 @@ def test_engine_choices_are_checked():
         create_game('st_t2p2', {}, 2, 'turbo')
     with pytest.raises(ValueError, match="st_\\* preset"):
         create_game('sp_t4p3', {}, 2, 'fast')
-    assert type(create_game('st_t2p2', {}, 2, 'stock')) is GoBiggerEnv
+    assert type(create_game('st_t2p2', {}, 2, 'stock')) is StockGame
