@@ -30,7 +30,7 @@ from ding.envs import BaseEnv, BaseEnvTimestep
 from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
 
-from .engine import DEFAULT_ENGINE, ENGINES, create_game
+from .engine import DEFAULT_ENGINE, check_engine, create_game
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import game_config
@@ -93,8 +93,7 @@ class GoBiggerEnv(BaseEnv):
         if cfg.team_id not in range(team_num):
             raise ValueError(f'team_id {cfg.team_id!r} is not in [0, {team_num}) for preset {cfg.preset}')
         check_opponent(cfg.opponent, cfg.bot_level)
-        if cfg.engine not in ENGINES:
-            raise ValueError(f'engine must be one of {ENGINES}; got {cfg.engine!r}')
+        check_engine(cfg.engine)
         self._policy_opponents = cfg.opponent in POLICY_OPPONENTS
         if self._policy_opponents and cfg.stand_in is not None:
             raise ValueError(f'stand_in {cfg.stand_in!r} needs opponent in {ENV_OPPONENTS}; with opponent '
@@ -112,10 +111,13 @@ class GoBiggerEnv(BaseEnv):
         self._row_ids = [[t * A + j for j in range(A)] for t in self._row_teams]
         self._our_ids = self._row_ids[0]
         other_ids = [t * A + j for t in others for j in range(A)]
-        self._opponents = None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine)
+        self._opponents = (
+            None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine)
+        )
         self._row_bots: Dict[int, Opponents] = {}  # row -> the bots playing it in this game (bot_level > 0)
         self._stand_in = (
-            None if cfg.stand_in is None else Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine)
+            None if cfg.stand_in is None else
+            Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine)
         )
 
         self._lead = (len(self._row_teams), A) if self._policy_opponents else (A, )  # leading axes of every array

@@ -8,6 +8,7 @@
 compares every observation exactly. It is verified on the versions in VERIFIED_VERSIONS only: on any other
 installed GoBigger 'fast' falls back to 'stock' with one warning naming the version.
 """
+import functools
 import importlib
 import importlib.metadata
 import logging
@@ -25,17 +26,23 @@ _logger = logging.getLogger(__name__)
 _warned = False
 
 
+@functools.lru_cache(maxsize=None)
 def gobigger_version() -> str:
-    """The installed gobigger's version (its distribution metadata)."""
+    """The installed gobigger's version (its distribution metadata, read once per process)."""
     return importlib.metadata.version('gobigger')
+
+
+def check_engine(engine: str) -> None:
+    """ValueError naming ``engine`` unless it is one of ENGINES."""
+    if engine not in ENGINES:
+        raise ValueError(f'engine must be one of {ENGINES}; got {engine!r}')
 
 
 def resolve_engine(engine: str, version: Optional[str] = None) -> str:
     """The engine that will run: ``engine``, or 'stock' (one warning per process) if 'fast' is not verified on
     ``version`` (default: the installed gobigger)."""
     global _warned
-    if engine not in ENGINES:
-        raise ValueError(f'engine must be one of {ENGINES}; got {engine!r}')
+    check_engine(engine)
     if engine == 'fast':
         version = gobigger_version() if version is None else version
         if version not in VERIFIED_VERSIONS:
