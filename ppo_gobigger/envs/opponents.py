@@ -17,7 +17,7 @@ from typing import Dict, List, Mapping, Sequence
 import numpy as np
 from gobigger.agents import BotAgent
 
-from .engine import create_bot
+from .engine import DEFAULT_ENGINE, create_bot
 
 from .actions import ACTION_NUM, to_game_action
 
@@ -38,7 +38,7 @@ def check_opponent(kind: str, bot_level: int) -> None:
 class Opponents:
     """Acts for the given players (the teams we do not control, or a stand-in for ours) as bots or at random."""
 
-    def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3, engine: str = 'fast') -> None:
+    def __init__(self, kind: str, player_ids: Sequence[int], bot_level: int = 3, engine: str = DEFAULT_ENGINE) -> None:
         check_opponent(kind, bot_level)
         if kind not in ENV_OPPONENTS:
             raise ValueError(f'the env plays only {ENV_OPPONENTS}; {kind!r} opponents are played by the pipeline')
