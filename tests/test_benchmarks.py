@@ -12,7 +12,7 @@ from test_training import ROOT
 
 BENCHMARKS = os.path.join(ROOT, 'benchmarks')
 SCRIPTS = sorted(os.path.basename(p)[:-len('.py')] for p in glob.glob(os.path.join(BENCHMARKS, '*.py')))
-COMMANDS = ('learning', 'learning_report', 'throughput', 'scale', 'soak', 'demo_memory')  # what a user runs
+COMMANDS = ('learning', 'learning_report', 'head_to_head', 'throughput', 'scale', 'soak', 'demo_memory')  # what a user runs
 MAX_LINES = 400
 
 
@@ -31,3 +31,23 @@ def test_a_benchmark_script_imports_against_the_package_and_stays_small(name, mo
     assert os.path.samefile(module.__file__, path)
     if name in COMMANDS:
         assert callable(module.main) and "if __name__ == '__main__':" in source
+
+
+def test_head_to_head_plays_each_pair_once_on_the_final_games(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    import head_to_head as h2h
+    zoo = os.path.join(ROOT, 'zoo')
+    agents = {'lineage': os.path.join(zoo, 'st_t2p2_lineage_s0.pth.tar')}
+    earlier = {'scratch': os.path.join(zoo, 'st_t2p2_scratch_s0.pth.tar')}
+    path = str(tmp_path / 'head_to_head_test.json')
+    short = ['env.custom_cfg.frame_limit=200', 'env.manager.type=base']
+    result = h2h.play_pairs(agents, earlier, 2, 1, path, short)
+    pair = result['pairs']['lineage vs scratch']
+    assert pair['seed'] == h2h.final_seed(agents['lineage']) == h2h.FINAL_SEED_OFFSET  # the zoo agent's seed is 0
+    assert len(pair['game_records']) == 2 and pair['A']['win_rate'] + pair['B']['win_rate'] >= 1.0
+    assert 'lineage vs scratch' in h2h.table(result)
+
+    def played_again(*args, **kwargs):
+        raise AssertionError('a pair already in the results file was played again')
+    monkeypatch.setattr(h2h, 'head_to_head', played_again)
+    assert h2h.play_pairs(agents, earlier, 2, 1, path, short)['pairs'] == result['pairs']
