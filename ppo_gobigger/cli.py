@@ -242,7 +242,9 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         description="Train our env and policy with DI-engine's own pipelines: 'serial' is "
         "ding.entry.serial_pipeline_onpolicy, 'middleware' DI-engine 0.5's ding.framework task "
-        '(pipeline/ding_pipelines.py says what each does differently; gobigger-train stays the default).'
+        '(pipeline/ding_pipelines.py says what each does differently; gobigger-train stays the default). '
+        "A config of DI-engine's stock PPO (policy type 'ppo': config/ding_mappo_config.py, ding_ppo_config.py) "
+        'trains that on our env instead (pipeline/ding_baseline.py).'
     )
     parser.add_argument('--pipeline', choices=('serial', 'middleware'), default='serial',
                         help="DI-engine's pipeline (default: serial)")
@@ -252,6 +254,9 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
                         help="stop after this many env steps (default: the config's max_env_step)")
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                         help='override a config key by its dotted path (repeatable)')
+    parser.add_argument('--resume', action='store_true',
+                        help="DI-engine's stock PPO (a config of policy type 'ppo', e.g. config/ding_mappo_config.py): "
+                        "go on from the latest checkpoint in the config's exp_name/ckpt")
     args = parser.parse_args(argv)
     if args.pipeline == 'middleware':  # before anything imports protobuf (see pipeline/ding_pipelines.py)
         os.environ.setdefault('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION', 'python')
@@ -260,6 +265,12 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
     from .config import ConfigError, apply_overrides, compile_config, load_config_file
     try:
         main_config, create_config = load_config_file(args.config)
+        from .pipeline.ding_baseline import is_stock
+        if is_stock(create_config):
+            return _ding_stock(args, main_config, create_config)
+        if args.resume:
+            return _fail(f"--resume is for DI-engine's stock PPO (policy type 'ppo'); {args.config} runs ours: "
+                         'resume it with gobigger-train --resume CKPT')
         main_config = apply_overrides(main_config, args.set)
         cfg, _ = compile_config(main_config, create_config)  # ours checks every key; DI-engine's ignores typos
     except ConfigError as e:
@@ -272,6 +283,25 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
         outputs = middleware_pipeline(main_config, create_config, seed=args.seed, max_env_step=max_env_step)
         print('total_loss by iteration: ' + ' '.join(f'{o["total_loss"]:.4g}' for o in outputs))
     print(f'checkpoints: {os.path.join(cfg.exp_name, "ckpt")}')
+    return 0
+
+
+def _ding_stock(args: argparse.Namespace, main_config, create_config) -> int:
+    """gobigger-ding with a config of DI-engine's stock PPO: its serial_pipeline_onpolicy, as it is."""
+    from .config import ConfigError
+    from .pipeline.ding_baseline import apply_stock_overrides, stock_configs, train_stock
+    if args.pipeline != 'serial':
+        return _fail(f"--pipeline {args.pipeline}: {args.config} is DI-engine's stock PPO, run by its serial pipeline "
+                     '(--pipeline serial)')
+    try:
+        main_config = apply_stock_overrides(main_config, args.set)
+        cfg, _ = stock_configs(main_config, create_config)  # DI-engine's own compile_config ignores typos
+    except ConfigError as e:
+        return _fail(str(e))
+    max_env_step = args.max_env_step if args.max_env_step is not None else cfg.get('max_env_step') or int(1e10)
+    checkpoint = train_stock(main_config, create_config, seed=args.seed, max_env_step=max_env_step,
+                             resume=args.resume)
+    print(f'checkpoints: {os.path.join(cfg.exp_name, "ckpt")} (latest: {checkpoint})')
     return 0
 
 

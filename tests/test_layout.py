@@ -24,6 +24,7 @@ LAYERS = (
     ('ppo_gobigger.pipeline.league', ),
     ('ppo_gobigger.pipeline.distributed', 'ppo_gobigger.pipeline.evaluate', 'ppo_gobigger.pipeline.arena',
      'ppo_gobigger.pipeline.ding_pipelines'),
+    ('ppo_gobigger.pipeline.ding_baseline', ),
     ('ppo_gobigger.pipeline.monitor', ),
     ('ppo_gobigger.pipeline.serial', ),
     ('ppo_gobigger.cli', 'ppo_gobigger.config_reference'),
