@@ -65,6 +65,15 @@ def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None
         write_json(path, result)
 
 
+def summarise(result: Dict) -> None:
+    """Add to ``result`` the summary over its runs of each kind of final row (rows.run_rows' summary keys)."""
+    by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind
+    for run_tag, run in result['runs'].items():
+        for _, key, row in (rows.run_rows(run_tag, run) if 'final' in run else []):
+            by_kind.setdefault(key, []).append(row)
+    result.update({key: rows.summary(kind) for key, kind in by_kind.items()})
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
@@ -175,11 +184,7 @@ def main() -> None:
         config = None if published else rows.checkpoint_config(agent, args.set)
         rows.play_references(result['references'], agent, config, args.final_games, final_seed, save)
     save()  # with the runs that processes side by side finished meanwhile, for the summary
-    by_kind: Dict[str, List[Dict]] = {}  # summary key -> the runs' rows of that kind
-    for run_tag, run in result['runs'].items():
-        for _, key, row in (rows.run_rows(run_tag, run) if 'final' in run else []):
-            by_kind.setdefault(key, []).append(row)
-    result.update({key: rows.summary(kind) for key, kind in by_kind.items()})
+    summarise(result)
     result['date'] = now()
     save()
     logging.info(f'wrote {json_path}')

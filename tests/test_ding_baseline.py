@@ -1,7 +1,11 @@
-"""DI-engine's stock PPO on our env (envs/ding_adapter.py, pipeline/ding_baseline.py) on short games: the adapter's
-formats, the config checks, an independent-PPO run trained and resumed by gobigger-ding."""
+"""DI-engine's stock PPO on our env (envs/ding_adapter.py, pipeline/ding_baseline.py, benchmarks/ding_baseline.py)
+on short games: the adapter's formats, the config checks, a MAPPO run trained and played on the final games by the
+benchmark, an independent-PPO run trained and resumed by gobigger-ding."""
+import glob
+import json
 import logging
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +17,12 @@ from ppo_gobigger.envs.ding_adapter import AGENT_STATE_DIM, GoBiggerDingEnv, fla
 from ppo_gobigger.envs.features import OBS_SHAPES
 from ppo_gobigger.pipeline.ding_baseline import apply_stock_overrides, stock_configs
 from test_training import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, 'benchmarks'))  # the benchmark scripts import each other as siblings
+import ding_baseline  # noqa: E402
+import learning_report  # noqa: E402
+import learning_rows  # noqa: E402
+from test_learning_benchmark import point_at  # noqa: E402
 
 MAPPO = os.path.join(ROOT, 'config', 'ding_mappo_config.py')
 IPPO = os.path.join(ROOT, 'config', 'ding_ppo_config.py')
@@ -74,6 +84,51 @@ def test_stock_configs_fill_the_model_sizes_and_refuse_what_ding_would_ignore():
     ]:
         with pytest.raises(ConfigError, match=message.replace('(', r'\(').replace('[', r'\[')):
             stock_configs(*stock(MAPPO, *overrides))
+
+
+def test_the_benchmark_trains_mappo_and_plays_the_final_games(tmp_path, monkeypatch, capsys):
+    """benchmarks/ding_baseline.py on short games: DI-engine's serial pipeline trains (the loss moves, checkpoints are
+    written), the latest checkpoint plays the final games, the row has learning.py's fields, the report prints it;
+    --resume plays nothing again."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    point_at(tmp_path, monkeypatch)
+    root = logging.getLogger()  # main() sets up the root logger: put it back for the tests that follow
+    monkeypatch.setattr(root, 'handlers', list(root.handlers))
+    monkeypatch.setattr(root, 'level', root.level)
+    argv = ['ding_baseline.py', '--config', MAPPO, '--env-steps', '150', '--final-games', '2', '--tag', 'mappo',
+            *(a for item in TINY for a in ('--set', item))]
+    monkeypatch.setattr(sys, 'argv', argv)
+    threads = torch.get_num_threads()
+    ding_baseline.main()
+    assert torch.get_num_threads() == threads  # the run's one thread is given back
+    with open(tmp_path / 'results' / 'learning_mappo.json') as f:
+        result = json.load(f)
+    run = result['runs']['mappo']
+    assert run['seed'] == 0 and run['env_steps'] == 150 and run['trained_env_steps'] >= 150
+    assert run['checkpoint'] == os.path.join('runs', 'mappo', 'ckpt', f'iteration_{run["train_iter"]}.pth.tar')
+    events = EventAccumulator(glob.glob(str(tmp_path / 'runs' / 'mappo' / 'log' / 'serial' / 'events.*'))[0])
+    events.Reload()
+    loss = [e.value for e in events.Scalars('learner_iter/total_loss_avg')]
+    assert len(loss) >= 3 and all(np.isfinite(loss)) and len(set(loss)) > 1, loss
+    first, last = (torch.load(tmp_path / 'runs' / 'mappo' / 'ckpt' / name, weights_only=False)['model']
+                   for name in ('iteration_0.pth.tar', f'iteration_{run["train_iter"]}.pth.tar'))
+    assert any(not torch.equal(first[k], last[k]) for k in first)
+    row = run['final']
+    assert row['games'] == 2 and set(learning_rows.SUMMARY_FIELDS) <= set(row)
+    seeds = [g['game_seed'] for g in row['game_outcomes']]
+    assert seeds == [2 * 1000 * 1_000_000 + 1, 2 * (1000 * 1_000_000 + 1) + 1]  # env seed 1000, evaluator games
+    assert result['settings']['final_seed'] == 1000 and result['summary']['mean_win_rate'] == row['win_rate']
+    assert 'mappo (seed 0, 150 env steps)' in capsys.readouterr().out
+    learning_report.main([str(tmp_path / 'results' / 'learning_mappo.json')])
+    assert 'mappo (seed 0, 150 env steps)' in capsys.readouterr().out
+
+    monkeypatch.setattr(sys, 'argv', argv + ['--resume'])  # trained and played: nothing to do again
+    monkeypatch.setattr(ding_baseline, 'play_stock', None)
+    monkeypatch.setattr(ding_baseline, 'train_stock', None)
+    ding_baseline.main()
+    with open(tmp_path / 'results' / 'learning_mappo.json') as f:
+        assert json.load(f)['runs']['mappo'] == run
 
 
 def test_gobigger_ding_trains_independent_ppo_and_resumes(tmp_path, monkeypatch, capsys):
