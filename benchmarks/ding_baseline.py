@@ -10,7 +10,8 @@ config/ding_mappo_config.py [--seeds N] [--run K] [--env-steps N] [--final-games
 2. Final rows: each run's latest checkpoint, greedy, on --final-games games of env seed config seed +
    learning_rows.FINAL_SEED_OFFSET, played by our evaluator: the games of benchmarks/learning.py's final rows (with
    the same evaluator_env_num, 2 in the configs here), so that learning_rows.paired_comparison can pair them game by
-   game with our PPO's rows.
+   game with our PPO's rows that kept each game's outcome (learning_st_t2p2_scratch_ppo.json predates that: its
+   summary compares, not its games).
 3. Tables: learning_report's, printed last; `python benchmarks/learning_report.py <json>` prints them again, and
    beside our PPO's file (e.g. benchmarks/results/learning_st_t2p2_scratch_ppo.json) for the comparison.
 
