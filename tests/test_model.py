@@ -179,15 +179,23 @@ def test_registered_and_initialised():
     assert logit.abs().max() < 0.1  # gain 0.01 on the policy's last layer: a near-uniform first policy
 
 
-def test_masked_relu_max_matches_reference():
-    """The fused pool equals relu then masked max, including rows with nothing valid (-> 0)."""
-    from ppo_gobigger.model.encoder import masked_max, masked_relu_max
+def test_relu_max_matches_relu_then_masked_max():
+    """The pool (ReLU after the max, -inf at masked entries) equals ReLU then masked max, in value and in gradient,
+    including rows with nothing valid (-> 0)."""
+    from ppo_gobigger.model.encoder import masked_max, relu_max
     g = torch.Generator().manual_seed(0)
     x = torch.randn(5, 6, 7, 3, generator=g)  # (N, C, M, D), pooled over M
     mask = torch.rand(5, 6, 7, generator=g) > 0.6
     mask[0, 0] = False  # one row with no valid entry
-    assert torch.equal(masked_relu_max(x, mask, dim=2), masked_max(x.relu(), mask, dim=2))
-    assert torch.equal(masked_relu_max(x, mask, dim=2)[0, 0], torch.zeros(3))
+    x_pool, x_ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    pooled = relu_max(x_pool.masked_fill(~mask.unsqueeze(-1), float('-inf')), dim=2)
+    reference = masked_max(x_ref.relu(), mask, dim=2)
+    assert torch.equal(pooled, reference)
+    assert torch.equal(pooled[0, 0], torch.zeros(3))
+    weights = torch.randn(pooled.shape, generator=g)
+    (pooled * weights).sum().backward()
+    (reference * weights).sum().backward()
+    assert torch.equal(x_pool.grad, x_ref.grad)
 
 
 def test_used_slots():

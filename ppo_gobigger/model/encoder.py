@@ -17,10 +17,13 @@ Padded items (mask False) never reach the output: every pool fills them before r
 item pools to zeros.
 
 The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C = 256 pairs per player), so each pair
-gets one linear layer and its ReLU, folded with the mask into one pool (``masked_relu_max``); the second layer runs
-after pooling, once per clone. The pool takes the max with its indices (``Tensor.max``): its backward scatters into the
-winners, where ``amax``'s backward compares whole tensors. Slots unused by the whole batch are cut off first, and
-the relations are built only over the slots kept.
+gets one linear layer, and everything else runs after pooling, once per clone (``relu_max``): the ReLU after the max
+(the same numbers: ReLU is monotone), the second layer. Padded partners are masked with -inf on a per-clone term
+before it is broadcast to the pairs (pair_ent_fc(e_j)), so the pair tensor itself is written once and read once by
+the pool; the rows of padded clones i are not masked at all: they are garbage that the clone pools fill. The pool
+takes the max with its indices (``Tensor.max``): its backward scatters into the winners, where ``amax``'s backward
+compares whole tensors. Slots unused by the whole batch are cut off first, and the relations are built only over the
+slots kept.
 """
 from typing import Dict, Optional
 
@@ -61,13 +64,14 @@ def used_slots(mask: torch.Tensor) -> int:
     return int(valid_slots.max()) + 1 if len(valid_slots) else 1
 
 
-def masked_relu_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """``masked_max(relu(x), mask, dim)`` in fewer passes over x: padded entries are set to 0 after the ReLU, which
-    equals the ReLU of any valid entry's floor, so no -inf fill and no any-valid check are needed.
+def relu_max(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """``relu(x).max(dim)`` as ``relu(x.max(dim))``: equal, ReLU being monotone, and so are the gradients (the winner's,
+    where it is > 0), but the ReLU and its backward run on the pooled tensor only. Masked entries hold -inf: they
+    never win, and a set with nothing valid pools to relu(-inf) = 0.
 
-    x: (..., M, D) pre-activations with ``dim`` pointing at M; mask: (..., M). Returns (..., D) >= 0.
+    x: (..., M, D) pre-activations with ``dim`` pointing at M. Returns (..., D) >= 0.
     """
-    return x.relu().masked_fill(~mask.unsqueeze(-1), 0.).max(dim=dim).values
+    return x.max(dim=dim).values.relu()
 
 
 class Encoder(nn.Module):
@@ -127,16 +131,18 @@ class Encoder(nn.Module):
         clone_in = torch.cat([clone[..., :CLONE_EMBED_DIM], flat('food_relation')[:, :C]], dim=-1)  # (N, C, 10 + 7)
         e = self.clone_mlp(clone_in)  # (N, C, H)
 
-        # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each valid i.
+        # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each clone i (rows of padded i
+        # are left unmasked: the clone pools below fill them).
+        padded = float('-inf')
+        e_j = self.pair_ent_fc(e).masked_fill(~clone_mask.unsqueeze(-1), padded)  # (N, C_j, R), -inf at padded j
         pair = self.pair_rel_fc(clone_relation(clone))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
-        pair = pair + self.pair_ent_fc(e).unsqueeze(1)  # e_j: (N, C, R) -> (N, 1, C_j, R), broadcast over i
-        pair_mask = clone_mask.unsqueeze(2) & clone_mask.unsqueeze(1)  # (N, C_i, 1) & (N, 1, C_j) -> (N, C_i, C_j)
-        c = self.pair_out(masked_relu_max(pair, pair_mask, dim=2))  # (N, C_i, R)
+        pair += e_j.unsqueeze(1)  # in place (the linear layer keeps no output for its backward); broadcast over i
+        c = self.pair_out(relu_max(pair, dim=2))  # (N, C_i, R)
 
-        # clone-thorn: pair (i, k) pooled over valid thorns k for each valid clone i.
+        # clone-thorn: pair (i, k) pooled over valid thorns k for each clone i.
         thorn = self.thorn_fc(thorn_relation(clone, flat('thorn')[:, :K]))  # (N, C, K, THORN_REL) -> (N, C, K, R)
-        thorn_pair_mask = clone_mask.unsqueeze(2) & thorn_mask.unsqueeze(1)  # (N, C, 1) & (N, 1, K) -> (N, C, K)
-        t = self.thorn_out(masked_relu_max(thorn, thorn_pair_mask, dim=2))  # (N, C, R)
+        thorn.masked_fill_(~thorn_mask[:, None, :, None], padded)  # (N, 1, K, 1) broadcast over clones and R
+        t = self.thorn_out(relu_max(thorn, dim=2))  # (N, C, R)
 
         h = self.clone_out_mlp(torch.cat([e, c, t], dim=-1))  # (N, C, H + 2R) -> (N, C, H)
         clones = torch.cat([masked_max(h, clone_mask, dim=1), masked_mean(h, clone_mask, dim=1)], dim=-1)  # (N, 2H)
