@@ -17,13 +17,12 @@ Padded items (mask False) never reach the output: every pool fills them before r
 item pools to zeros.
 
 The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C = 256 pairs per player), so each pair
-gets one linear layer, and everything else runs after pooling, once per clone (``relu_max``): the ReLU after the max
-(the same numbers: ReLU is monotone), the second layer. Padded partners are masked with -inf on a per-clone term
-before it is broadcast to the pairs (pair_ent_fc(e_j)), so the pair tensor itself is written once and read once by
-the pool; the rows of padded clones i are not masked at all: they are garbage that the clone pools fill. The pool
-takes the max with its indices (``Tensor.max``): its backward scatters into the winners, where ``amax``'s backward
-compares whole tensors. Slots unused by the whole batch are cut off first, and the relations are built only over the
-slots kept.
+gets one linear layer, and everything else runs after pooling, once per clone (``pair_max``): the ReLU after the max
+(the same numbers: ReLU is monotone), the second layer. The pair tensor is built without autograd, only to find each
+max's winning partner; the winners' values are computed again with autograd from their relations, so the backward
+never touches the pair tensor (its backward was the largest cost left in a PPO update). Padded partners get -inf, so they never win;
+the rows of padded clones i are not masked at all: they are garbage that the clone pools fill. Slots unused by the
+whole batch are cut off first, and the relations are built only over the slots kept.
 """
 from typing import Dict, Optional
 
@@ -64,14 +63,29 @@ def used_slots(mask: torch.Tensor) -> int:
     return int(valid_slots.max()) + 1 if len(valid_slots) else 1
 
 
-def relu_max(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """``relu(x).max(dim)`` as ``relu(x.max(dim))``: equal, ReLU being monotone, and so are the gradients (the winner's,
-    where it is > 0), but the ReLU and its backward run on the pooled tensor only. Masked entries hold -inf: they
-    never win, and a set with nothing valid pools to relu(-inf) = 0.
+def pair_max(fc: nn.Linear, rel: torch.Tensor, partner: torch.Tensor) -> torch.Tensor:
+    """Max over partners m of ``fc(rel) + partner``, with autograd through the winners only.
 
-    x: (..., M, D) pre-activations with ``dim`` pointing at M. Returns (..., D) >= 0.
+    rel: (N, C, M, F) relations of each item i to each partner m (observations: no gradient);
+    partner: (N, M, R) or (N, M, 1), a term per partner, -inf where the partner is padding (then it never wins, and
+    a row with no valid partner pools to -inf). Returns (N, C, R).
+
+    The dense (N, C, M, R) values are built under no_grad to find each winner; with autograd on, the winners' values
+    are then computed again from their relations (F multiply-adds each), so that the weights' gradients come from the
+    (N, C, R, F) winning relations instead of a (N*C*M, R)^T (N*C*M, F) product that is zero but for 1 row in M.
+    The same winners and values as ``fc(rel) + partner`` then ``Tensor.max``, up to float32 rounding of the sums.
     """
-    return x.max(dim=dim).values.relu()
+    N, C, M, F = rel.shape
+    R = fc.out_features
+    partner = partner.expand(N, M, R)
+    with torch.no_grad():
+        dense = torch.nn.functional.linear(rel, fc.weight, fc.bias)  # (N, C, M, R)
+        dense += partner.unsqueeze(1)  # (N, 1, M, R), broadcast over items
+        best = dense.max(dim=2)  # values and indices (N, C, R)
+    if not torch.is_grad_enabled():  # inference: the dense values are the output
+        return best.values
+    winner_rel = rel.gather(2, best.indices.unsqueeze(-1).expand(N, C, R, F))  # (N, C, R, F) = rel[n, i, idx, f]
+    return (winner_rel * fc.weight).sum(dim=-1) + fc.bias + partner.gather(1, best.indices)  # (N, C, R)
 
 
 class Encoder(nn.Module):
@@ -135,14 +149,13 @@ class Encoder(nn.Module):
         # are left unmasked: the clone pools below fill them).
         padded = float('-inf')
         e_j = self.pair_ent_fc(e).masked_fill(~clone_mask.unsqueeze(-1), padded)  # (N, C_j, R), -inf at padded j
-        pair = self.pair_rel_fc(clone_relation(clone))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
-        pair += e_j.unsqueeze(1)  # in place (the linear layer keeps no output for its backward); broadcast over i
-        c = self.pair_out(relu_max(pair, dim=2))  # (N, C_i, R)
+        pair = pair_max(self.pair_rel_fc, clone_relation(clone), e_j)  # relations (N, C_i, C_j, 7) -> (N, C_i, R)
+        c = self.pair_out(pair.relu())  # (N, C_i, R)
 
         # clone-thorn: pair (i, k) pooled over valid thorns k for each clone i.
-        thorn = self.thorn_fc(thorn_relation(clone, flat('thorn')[:, :K]))  # (N, C, K, THORN_REL) -> (N, C, K, R)
-        thorn.masked_fill_(~thorn_mask[:, None, :, None], padded)  # (N, 1, K, 1) broadcast over clones and R
-        t = self.thorn_out(relu_max(thorn, dim=2))  # (N, C, R)
+        thorn_pad = torch.zeros_like(thorn_mask, dtype=e.dtype).masked_fill_(~thorn_mask, padded)  # (N, K)
+        thorn = pair_max(self.thorn_fc, thorn_relation(clone, flat('thorn')[:, :K]), thorn_pad.unsqueeze(-1))
+        t = self.thorn_out(thorn.relu())  # relations (N, C, K, 6) -> (N, C, R)
 
         h = self.clone_out_mlp(torch.cat([e, c, t], dim=-1))  # (N, C, H + 2R) -> (N, C, H)
         clones = torch.cat([masked_max(h, clone_mask, dim=1), masked_mean(h, clone_mask, dim=1)], dim=-1)  # (N, 2H)
