@@ -20,9 +20,9 @@ The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C 
 gets one linear layer, and everything else runs after pooling, once per clone (``pair_max``): the ReLU after the max
 (the same numbers: ReLU is monotone), the second layer. The pair tensor is built without autograd, only to find each
 max's winning partner; the winners' values are computed again with autograd from their relations, so the backward
-never touches the pair tensor (its backward was the largest cost left in a PPO update). Padded partners get -inf, so they never win;
-the rows of padded clones i are not masked at all: they are garbage that the clone pools fill. Slots unused by the
-whole batch are cut off first, and the relations are built only over the slots kept.
+never touches the pair tensor (its backward was the largest cost left in a PPO update). Padded partners get -inf,
+so they never win; the rows of padded clones i are not masked at all: they are garbage that the clone pools fill.
+Slots unused by the whole batch are cut off first, and the relations are built only over the slots kept.
 """
 from typing import Dict, Optional
 
