@@ -179,15 +179,29 @@ def test_registered_and_initialised():
     assert logit.abs().max() < 0.1  # gain 0.01 on the policy's last layer: a near-uniform first policy
 
 
-def test_masked_relu_max_matches_reference():
-    """The fused pool equals relu then masked max, including rows with nothing valid (-> 0)."""
-    from ppo_gobigger.model.encoder import masked_max, masked_relu_max
+def test_pair_max_matches_the_dense_pool():
+    """The pool with autograd through the winners only equals the dense one (a linear layer on every pair, -inf at
+    padded partners, Tensor.max) in value and in every gradient, with and without autograd, including a row with no
+    valid partner (-> -inf)."""
+    from ppo_gobigger.model.encoder import pair_max
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(5, 6, 7, 3, generator=g)  # (N, C, M, D), pooled over M
-    mask = torch.rand(5, 6, 7, generator=g) > 0.6
-    mask[0, 0] = False  # one row with no valid entry
-    assert torch.equal(masked_relu_max(x, mask, dim=2), masked_max(x.relu(), mask, dim=2))
-    assert torch.equal(masked_relu_max(x, mask, dim=2)[0, 0], torch.zeros(3))
+    fc = torch.nn.Linear(7, 3)
+    rel = torch.randn(5, 6, 4, 7, generator=g)  # (N, C, M, F), pooled over the M partners
+    partner = torch.randn(5, 4, 3, generator=g, requires_grad=True)  # (N, M, R)
+    valid = torch.rand(5, 4, generator=g) > 0.3
+    valid[0] = False  # a player with no valid partner
+    padded = lambda: partner.masked_fill(~valid.unsqueeze(-1), float('-inf'))  # noqa: E731
+
+    dense = (fc(rel) + padded().unsqueeze(1)).max(dim=2).values  # (N, C, R)
+    weights = torch.randn(dense.shape, generator=g)
+    reference = torch.autograd.grad((dense.relu() * weights).sum(), [fc.weight, fc.bias, partner])
+    pooled = pair_max(fc, rel, padded())
+    assert torch.allclose(pooled, dense, atol=1e-6) and torch.isneginf(pooled[0]).all()
+    gradients = torch.autograd.grad((pooled.relu() * weights).sum(), [fc.weight, fc.bias, partner])
+    for a, b in zip(gradients, reference):
+        assert torch.allclose(a, b, atol=1e-5)
+    with torch.no_grad():
+        assert torch.allclose(pair_max(fc, rel, padded()), dense, atol=1e-6)
 
 
 def test_used_slots():

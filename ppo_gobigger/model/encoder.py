@@ -17,10 +17,12 @@ Padded items (mask False) never reach the output: every pool fills them before r
 item pools to zeros.
 
 The pairwise tensors (N, C, C, R) and (N, C, K, R) are where the time goes (C*C = 256 pairs per player), so each pair
-gets one linear layer and its ReLU, folded with the mask into one pool (``masked_relu_max``); the second layer runs
-after pooling, once per clone. The pool takes the max with its indices (``Tensor.max``): its backward scatters into the
-winners, where ``amax``'s backward compares whole tensors. Slots unused by the whole batch are cut off first, and
-the relations are built only over the slots kept.
+gets one linear layer, and everything else runs after pooling, once per clone (``pair_max``): the ReLU after the max
+(the same numbers: ReLU is monotone), the second layer. The pair tensor is built without autograd, only to find each
+max's winning partner; the winners' values are computed again with autograd from their relations, so the backward
+never touches the pair tensor (its backward was the largest cost left in a PPO update). Padded partners get -inf,
+so they never win; the rows of padded clones i are not masked at all: they are garbage that the clone pools fill.
+Slots unused by the whole batch are cut off first, and the relations are built only over the slots kept.
 """
 from typing import Dict, Optional
 
@@ -61,13 +63,29 @@ def used_slots(mask: torch.Tensor) -> int:
     return int(valid_slots.max()) + 1 if len(valid_slots) else 1
 
 
-def masked_relu_max(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """``masked_max(relu(x), mask, dim)`` in fewer passes over x: padded entries are set to 0 after the ReLU, which
-    equals the ReLU of any valid entry's floor, so no -inf fill and no any-valid check are needed.
+def pair_max(fc: nn.Linear, rel: torch.Tensor, partner: torch.Tensor) -> torch.Tensor:
+    """Max over partners m of ``fc(rel) + partner``, with autograd through the winners only.
 
-    x: (..., M, D) pre-activations with ``dim`` pointing at M; mask: (..., M). Returns (..., D) >= 0.
+    rel: (N, C, M, F) relations of each item i to each partner m (observations: no gradient);
+    partner: (N, M, R) or (N, M, 1), a term per partner, -inf where the partner is padding (then it never wins, and
+    a row with no valid partner pools to -inf). Returns (N, C, R).
+
+    The dense (N, C, M, R) values are built under no_grad to find each winner; with autograd on, the winners' values
+    are then computed again from their relations (F multiply-adds each), so that the weights' gradients come from the
+    (N, C, R, F) winning relations instead of a (N*C*M, R)^T (N*C*M, F) product that is zero but for 1 row in M.
+    The same winners and values as ``fc(rel) + partner`` then ``Tensor.max``, up to float32 rounding of the sums.
     """
-    return x.relu().masked_fill(~mask.unsqueeze(-1), 0.).max(dim=dim).values
+    N, C, M, F = rel.shape
+    R = fc.out_features
+    partner = partner.expand(N, M, R)
+    with torch.no_grad():
+        dense = torch.nn.functional.linear(rel, fc.weight, fc.bias)  # (N, C, M, R)
+        dense += partner.unsqueeze(1)  # (N, 1, M, R), broadcast over items
+        best = dense.max(dim=2)  # values and indices (N, C, R)
+    if not torch.is_grad_enabled():  # inference: the dense values are the output
+        return best.values
+    winner_rel = rel.gather(2, best.indices.unsqueeze(-1).expand(N, C, R, F))  # (N, C, R, F) = rel[n, i, idx, f]
+    return (winner_rel * fc.weight).sum(dim=-1) + fc.bias + partner.gather(1, best.indices)  # (N, C, R)
 
 
 class Encoder(nn.Module):
@@ -127,16 +145,17 @@ class Encoder(nn.Module):
         clone_in = torch.cat([clone[..., :CLONE_EMBED_DIM], flat('food_relation')[:, :C]], dim=-1)  # (N, C, 10 + 7)
         e = self.clone_mlp(clone_in)  # (N, C, H)
 
-        # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each valid i.
-        pair = self.pair_rel_fc(clone_relation(clone))  # (N, C, C, CLONE_REL) -> (N, C_i, C_j, R)
-        pair = pair + self.pair_ent_fc(e).unsqueeze(1)  # e_j: (N, C, R) -> (N, 1, C_j, R), broadcast over i
-        pair_mask = clone_mask.unsqueeze(2) & clone_mask.unsqueeze(1)  # (N, C_i, 1) & (N, 1, C_j) -> (N, C_i, C_j)
-        c = self.pair_out(masked_relu_max(pair, pair_mask, dim=2))  # (N, C_i, R)
+        # clone-clone: pair (i, j) sees relation_ij and e_j; pooled over valid j for each clone i (rows of padded i
+        # are left unmasked: the clone pools below fill them).
+        padded = float('-inf')
+        e_j = self.pair_ent_fc(e).masked_fill(~clone_mask.unsqueeze(-1), padded)  # (N, C_j, R), -inf at padded j
+        pair = pair_max(self.pair_rel_fc, clone_relation(clone), e_j)  # relations (N, C_i, C_j, 7) -> (N, C_i, R)
+        c = self.pair_out(pair.relu())  # (N, C_i, R)
 
-        # clone-thorn: pair (i, k) pooled over valid thorns k for each valid clone i.
-        thorn = self.thorn_fc(thorn_relation(clone, flat('thorn')[:, :K]))  # (N, C, K, THORN_REL) -> (N, C, K, R)
-        thorn_pair_mask = clone_mask.unsqueeze(2) & thorn_mask.unsqueeze(1)  # (N, C, 1) & (N, 1, K) -> (N, C, K)
-        t = self.thorn_out(masked_relu_max(thorn, thorn_pair_mask, dim=2))  # (N, C, R)
+        # clone-thorn: pair (i, k) pooled over valid thorns k for each clone i.
+        thorn_pad = torch.zeros_like(thorn_mask, dtype=e.dtype).masked_fill_(~thorn_mask, padded)  # (N, K)
+        thorn = pair_max(self.thorn_fc, thorn_relation(clone, flat('thorn')[:, :K]), thorn_pad.unsqueeze(-1))
+        t = self.thorn_out(thorn.relu())  # relations (N, C, K, 6) -> (N, C, R)
 
         h = self.clone_out_mlp(torch.cat([e, c, t], dim=-1))  # (N, C, H + 2R) -> (N, C, H)
         clones = torch.cat([masked_max(h, clone_mask, dim=1), masked_mean(h, clone_mask, dim=1)], dim=-1)  # (N, 2H)
