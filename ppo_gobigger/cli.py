@@ -8,15 +8,17 @@ import sys
 import time
 from typing import List, Optional
 
-from .quiet import silence_third_party_noise
+from .quiet import passive_openmp_waits, silence_third_party_noise
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
                               'gobigger_ppo_config.py')
 
 
 def _setup_output() -> None:
-    """Our log lines on stderr, and none of other packages' import-time notices before them."""
+    """Our log lines on stderr, and none of other packages' import-time notices before them; torch's threads
+    waiting passively (it is imported later)."""
     silence_third_party_noise()
+    passive_openmp_waits()
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(message)s', datefmt='%H:%M:%S')
 
 

@@ -1,9 +1,12 @@
 """A quiet, talkative console: other packages' import-time notices never reach it, and our own log line is the
 first thing on it (ppo_gobigger/quiet.py)."""
+import os
 import subprocess
 import sys
 
 from test_training import ROOT
+
+from ppo_gobigger.quiet import passive_openmp_waits
 
 # what gym, treevalue, DI-engine, numexpr and pygame print when they are imported, unless silenced
 NOTICES = ('Gym has been unmaintained', '_register_pytree_node', 'FutureWarning', 'install numba',
@@ -23,3 +26,12 @@ def test_the_first_line_a_user_reads_is_ours(tmp_path):
     assert [notice for notice in NOTICES if notice in out.stdout + out.stderr] == []
     first = out.stderr.splitlines()[0]
     assert 'INFO training st_t2p2 against level-3 bots, 0 env steps;' in first and str(tmp_path / 'run') in first
+
+
+def test_torch_threads_wait_passively_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv('OMP_WAIT_POLICY', raising=False)
+    passive_openmp_waits()
+    assert os.environ['OMP_WAIT_POLICY'] == 'PASSIVE'
+    monkeypatch.setenv('OMP_WAIT_POLICY', 'ACTIVE')
+    passive_openmp_waits()
+    assert os.environ['OMP_WAIT_POLICY'] == 'ACTIVE'

@@ -7,6 +7,7 @@ Short games keep the suite fast; benchmarks/engine.py --fidelity plays whole one
 """
 import logging
 import os
+import random
 
 import numpy as np
 import pytest
@@ -15,9 +16,9 @@ from gobigger.envs import GoBiggerEnv as StockGame  # GoBigger's own game class 
 
 from ppo_gobigger.envs import GoBiggerEnv
 from ppo_gobigger.envs import engine as engine_module
-from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, resolve_engine
+from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, resolve_engine, step_game
 from ppo_gobigger.envs.engine.bot import FastBotAgent
-from ppo_gobigger.envs.engine.fidelity import compare_games, first_difference
+from ppo_gobigger.envs.engine.fidelity import SeededGame, compare_games, first_difference
 from ppo_gobigger.envs.engine.server import FastGoBiggerEnv
 
 # a small crowded map: four teams of two on a quarter of st_t2p2's area, with more food and thorns
@@ -62,8 +63,9 @@ def test_a_whole_short_game_ends_the_same():
     assert result['leaderboard'][0] == result['leaderboard'][1]
 
 
-def _play_env(engine, steps=40):
-    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 2 * steps}, engine=engine))
+def _play_env(engine, steps=40, **cfg):
+    frames = 2 * steps * cfg.get('action_repeat', 1)
+    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': frames}, engine=engine, **cfg))
     env.seed(5)
     obs = [env.reset()]
     rng = np.random.default_rng(0)
@@ -78,14 +80,41 @@ def _play_env(engine, steps=40):
             return obs, rewards, infos
 
 
-def test_env_features_and_rewards_are_equal_under_both_engines():
-    stock, fast = _play_env('stock'), _play_env('fast')
+@pytest.mark.parametrize('cfg', [{}, {'action_repeat': 4}, {'action_repeat': 3, 'stand_in': 'bot'},
+                                 {'action_repeat': 4, 'opponent': 'random'}])
+def test_env_features_and_rewards_are_equal_under_both_engines(cfg):
+    # with action_repeat > 1 the fast engine builds, between decisions, only the views the bots act on
+    stock, fast = _play_env('stock', **cfg), _play_env('fast', **cfg)
     assert len(stock[0]) == len(fast[0]) == 41
     for t, (a, b) in enumerate(zip(stock[0], fast[0])):
         for key in a:
             assert np.array_equal(a[key], b[key]), f'step {t}, feature {key}'
     assert np.array_equal(np.stack(stock[1]), np.stack(fast[1]))
     assert repr(stock[2][-1]) == repr(fast[2][-1])  # the episode's end info: scores, ranks, eats
+
+
+def _in_own_random(game: SeededGame, play):
+    """play() with the game's own state of the global `random` (CloneBall draws from it)."""
+    saved = random.getstate()
+    random.setstate(game._random_state)
+    try:
+        return play()
+    finally:
+        game._random_state = random.getstate()
+        random.setstate(saved)
+
+
+def test_views_of_some_players_are_theirs_in_the_whole_view_and_change_nothing():
+    whole, partial = (SeededGame('st_t2p2', 3, 3, 'fast') for _ in range(2))
+    for step in range(60):
+        observe = None if step % 4 == 3 else {2, 3}
+        actions = {pid: bot.step(whole.obs[1][pid]) for pid, bot in whole.bots.items()}
+        obs_whole = _in_own_random(whole, lambda: whole.game.step(actions))[0]
+        obs_partial = _in_own_random(partial, lambda: step_game(partial.game, actions, observe))[0]
+        assert list(obs_partial[1]) == (list(obs_whole[1]) if observe is None else [2, 3])
+        assert first_difference(obs_whole[0], obs_partial[0]) is None
+        assert first_difference({pid: obs_whole[1][pid] for pid in obs_partial[1]}, obs_partial[1]) is None
+        whole.obs = obs_whole
 
 
 def test_the_env_runs_the_engine_its_config_names():

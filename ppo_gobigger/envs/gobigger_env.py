@@ -30,7 +30,7 @@ from ding.envs import BaseEnv, BaseEnvTimestep
 from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
 
-from .engine import DEFAULT_ENGINE, check_engine, create_game
+from .engine import DEFAULT_ENGINE, check_engine, create_game, step_game
 from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import game_config
@@ -220,6 +220,10 @@ class GoBiggerEnv(BaseEnv):
                 bots = self._bots_of_rows(bot_levels)
                 if self._opponents is not None:
                     bots.append(self._opponents)
+                # before the last GoBigger step, only the views the bots (and a stand-in) act on are needed
+                watchers = bots + ([self._stand_in] if self._stand_in is not None else [])
+                watched = {pid for players in watchers for pid in players.watched_ids}
+                last = self._cfg.action_repeat - 1
                 for repeat in range(self._cfg.action_repeat):
                     if self._stand_in is not None:  # a stand-in plays our side at the opponents' rate
                         given = self._stand_in.act(self._player_states)
@@ -229,7 +233,8 @@ class GoBiggerEnv(BaseEnv):
                     game_actions = dict(given) if repeat == 0 or self._stand_in is not None else {}
                     for players in bots:  # bots and random opponents act on every GoBigger step
                         game_actions.update(players.act(self._player_states))
-                    (global_state, player_states), _, done, _ = self._game.step(game_actions)
+                    (global_state, player_states), _, done, _ = step_game(
+                        self._game, game_actions, None if repeat == last else watched)
                     self._player_states = player_states
                     if done:
                         break

@@ -55,6 +55,11 @@ class Opponents:
         if self.kind == 'bot':
             self._bots = {pid: create_bot(pid, self.bot_level, self.engine) for pid in self.player_ids}
 
+    @property
+    def watched_ids(self) -> List[int]:
+        """The players whose views act() reads: a bot's own; random play reads none."""
+        return self.player_ids if self.kind == 'bot' else []
+
     def act(self, player_states: Mapping) -> Dict[int, List]:
         """GoBigger actions {player_id: [x, y, action_type]} for the opponents, given the last player_states."""
         if self.kind == 'bot':

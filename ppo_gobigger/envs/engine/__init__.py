@@ -2,6 +2,7 @@
 
     create_game(preset, custom_cfg, step_mul, engine)  -> a GoBigger env (reset, step, get_team_infos, server)
     create_bot(player_id, level, engine)              -> a GoBigger BotAgent (step(player_state) -> action)
+    step_game(game, actions, observe)                  -> game.step(actions), views of the observed players only
 
 'fast' subclasses GoBigger's own server, players, balls and bots and overrides only their hot methods
 (server.py, balls.py, collision.py, views.py, bot.py); tests/test_engine.py plays the same seeds on both and
@@ -12,7 +13,7 @@ import functools
 import importlib
 import importlib.metadata
 import logging
-from typing import Optional
+from typing import Optional, Sequence
 
 from gobigger.agents import BotAgent
 from gobigger.envs import GoBiggerEnv
@@ -65,6 +66,15 @@ def create_game(preset: str, custom_cfg: Optional[dict] = None, step_mul: int = 
     from .server import FastGoBiggerEnv
     cfg = getattr(importlib.import_module(f'gobigger.configs.{preset}'), preset)
     return FastGoBiggerEnv(deep_merge_dicts(cfg, custom_cfg or {}), step_mul=step_mul)
+
+
+def step_game(game: GoBiggerEnv, actions: dict, observe: Optional[Sequence[int]] = None):
+    """game.step(actions). On the fast engine, player_states holds only the players in ``observe`` (ids; None: all;
+    the last step of a game shows all): views nobody reads are not built. Stock builds them all."""
+    from .server import FastGoBiggerEnv
+    if observe is not None and isinstance(game, FastGoBiggerEnv):
+        return game.step(actions, observe=observe)
+    return game.step(actions)
 
 
 def create_bot(player_id: int, level: int = 3, engine: str = DEFAULT_ENGINE) -> BotAgent:

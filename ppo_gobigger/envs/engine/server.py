@@ -53,13 +53,14 @@ class FastServer(Server):
         super().init_obs()
         self.player_states_util = FastPlayerStatesUtil(self.obs_settings)
 
-    def obs(self, obs_type='all'):
-        """Stock's obs(), the views built from the food arrays."""
+    def obs(self, obs_type='all', observe=None):
+        """Stock's obs(), the views built from the food arrays; only those of the players in ``observe`` (ids;
+        None: all). Building views changes nothing in the game."""
         assert obs_type in ['all', 'single']
         global_state = self.get_global_state()
         player_states = self.player_states_util.get_player_states_from_arrays(
             food=self.food_manager.arrays(), thorns_balls=self.thorns_manager.get_balls(),
-            spore_balls=self.spore_manager.get_balls(), players=self.player_manager.get_players())
+            spore_balls=self.spore_manager.get_balls(), players=self.player_manager.get_players(), observe=observe)
         self.leaderboard = global_state['leaderboard']
         return global_state, player_states, {'eats': self.eats}
 
@@ -140,3 +141,15 @@ class FastGoBiggerEnv(GoBiggerEnv):
 
     def init_server(self) -> None:
         self.server = FastServer(cfg=self.server_cfg)
+
+    def step(self, actions, observe=None):
+        """Stock's step; player_states holds only the players in ``observe`` (ids; None: all), except at the end of
+        the game, whose last observation is always whole. Between an env's decisions only the bots read views."""
+        for i in range(self.step_mul):
+            done = self.server.step(actions=actions if i == 0 else None)
+        global_state, player_states, info = self.server.obs(observe=None if done else observe)
+        total_score = [global_state['leaderboard'][i] for i in range(len(global_state['leaderboard']))]
+        assert len(self.last_total_score) == len(total_score)
+        reward = [total_score[i] - self.last_total_score[i] for i in range(len(total_score))]
+        self.last_total_score = total_score
+        return [global_state, player_states], reward, done, info

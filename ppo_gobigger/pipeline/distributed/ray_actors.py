@@ -47,7 +47,9 @@ CLOSE_TIMEOUT_S = 30  # for an actor to close its envs before it is killed
 PAD_VALUES = {'done': True, 'cut': True}
 # every actor process silences the notices this one does (quiet.py) before it imports anything of ours
 _QUIET = silence_third_party_noise
-RUNTIME_ENV = {'worker_process_setup_hook': f'{_QUIET.__module__}.{_QUIET.__name__}'}
+# and their torch threads wait passively (quiet.passive_openmp_waits), set before the process starts
+RUNTIME_ENV = {'worker_process_setup_hook': f'{_QUIET.__module__}.{_QUIET.__name__}',
+               'env_vars': {'OMP_WAIT_POLICY': os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')}}
 
 
 def _cpu_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
