@@ -30,9 +30,10 @@ import signal
 import time
 from typing import Dict, Iterator
 
-from ppo_gobigger.quiet import silence_third_party_noise
+from ppo_gobigger.quiet import passive_openmp_waits, silence_third_party_noise
 
 silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+passive_openmp_waits()  # before torch is imported: see quiet.py
 
 import torch
 

@@ -15,9 +15,10 @@ import logging
 import os
 from typing import Dict, List, Sequence, Tuple
 
-from ppo_gobigger.quiet import silence_third_party_noise
+from ppo_gobigger.quiet import passive_openmp_waits, silence_third_party_noise
 
 silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+passive_openmp_waits()  # before torch is imported: see quiet.py
 
 from tabulate import tabulate
 
