@@ -1,13 +1,14 @@
 """Head to head on held-out games: each agent's team against each earlier agent's team.
 
     python benchmarks/head_to_head.py --ckpt recipe_s0=PATH [--ckpt ...] --vs scratch_s0=zoo/st_t2p2_scratch_s0.pth.tar
-        [--vs ...] --games 50 [--set KEY=VALUE ...] [--tag NAME]
+        [--vs ...] --games 50 [--seed 0] [--set KEY=VALUE ...] [--tag NAME]
 
 Every (--ckpt, --vs) pair plays `gobigger-eval --ckpt A --vs B`'s games (pipeline/league/head_to_head.py: greedy,
 A's seat rotating, on a multi-team preset B plays every other team) on the final games of benchmarks/learning.py:
-env seed = A's config seed + learning_rows.FINAL_SEED_OFFSET, a block no training run or in-training evaluation
-played. Each pair is written to benchmarks/results/head_to_head_<tag>.json as soon as it finishes, with every game's
-record; a pair already there on the same games is not played again (rerun the command to go on after a stop).
+env seed = --seed (learning.py's config seed, 0 by default) + learning_rows.FINAL_SEED_OFFSET, the block its final
+rows play for every run seed, which no training run or in-training evaluation played. Each pair is written to
+benchmarks/results/head_to_head_<tag>.json as soon as it finishes, with every game's record; a pair already there
+on the same games is not played again (rerun the command to go on after a stop).
 """
 import argparse
 import json
@@ -52,9 +53,10 @@ def stored_config(path: str) -> Dict:
     return load_checkpoint(path)['config']
 
 
-def final_seed(path: str) -> int:
-    """The env seed of learning.py's final games for the agent of checkpoint ``path`` (its config's seed)."""
-    return int(stored_config(path).get('seed', 0)) + FINAL_SEED_OFFSET
+def final_seed(seed: int = 0) -> int:
+    """The env seed of learning.py's final games for runs of config seed ``seed`` (every run seed plays them: a run's
+    checkpoint stores its run seed, seed + K, so the block cannot be read from it)."""
+    return seed + FINAL_SEED_OFFSET
 
 
 def pair_key(a: str, b: str) -> str:
@@ -62,24 +64,24 @@ def pair_key(a: str, b: str) -> str:
 
 
 def play_pairs(agents: Dict[str, str], earlier: Dict[str, str], games: int, env_num: int, path: str,
-               overrides: Sequence[str] = ()) -> Dict:
+               overrides: Sequence[str] = (), seed: int = 0) -> Dict:
     """Play every (agent, earlier) pair not yet in the results file ``path`` on ``games`` final games (``overrides``:
     --set KEY=VALUE of the games); return the results, written after each pair."""
     result = dict(date=now(), games=games, pairs={})
     if os.path.isfile(path):
         with open(path) as f:
             result['pairs'] = json.load(f)['pairs']
+    env_seed = final_seed(seed)
     for a_name, a_path in agents.items():
-        seed = final_seed(a_path)
         for b_name, b_path in earlier.items():
             key = pair_key(a_name, b_name)
             done = result['pairs'].get(key)
-            if done and (done['games'], done['seed'], done['ckpt'], done['overrides']) == (games, seed, [a_path, b_path],
-                                                                                   list(overrides)):
+            if done and (done['games'], done['seed'], done['ckpt'], done['overrides']) == (
+                    games, env_seed, [a_path, b_path], list(overrides)):
                 continue
-            logging.info(f'{key}: {games} games, env seed {seed}')
-            report = head_to_head(a_path, b_path, episodes=games, seed=seed, env_num=env_num, overrides=overrides)
-            result['pairs'][key] = dict(games=games, seed=seed, ckpt=[a_path, b_path], overrides=list(overrides),
+            logging.info(f'{key}: {games} games, env seed {env_seed}')
+            report = head_to_head(a_path, b_path, episodes=games, seed=env_seed, env_num=env_num, overrides=overrides)
+            result['pairs'][key] = dict(games=games, seed=env_seed, ckpt=[a_path, b_path], overrides=list(overrides),
                                         A={k: report['A'][k] for k in TABLE_FIELDS},
                                         B={k: report['B'][k] for k in TABLE_FIELDS}, game_records=report['games'])
             result['date'] = now()
@@ -105,6 +107,8 @@ def main() -> None:
     parser.add_argument('--vs', action='append', default=[], metavar='NAME=PATH', required=True,
                         help='an earlier agent whose team plays side B (repeat for several)')
     parser.add_argument('--games', type=int, default=50, help='games of each pair (default 50)')
+    parser.add_argument('--seed', type=int, default=0,
+                        help="learning.py's config seed: its final games, env seed SEED + 1000, are played (default 0)")
     parser.add_argument('--env-num', type=int, default=2, help='envs playing the games at once (default 2)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                         help="override a key of the games' config (e.g. env.custom_cfg.frame_limit=200)")
@@ -117,7 +121,7 @@ def main() -> None:
                         force=True)  # DI-engine set up the root logger at import
     tag = args.tag or stored_config(next(iter(agents.values())))['env']['preset']
     path = os.path.join(runs.RESULTS, f'head_to_head_{tag}.json')
-    result = play_pairs(agents, earlier, args.games, args.env_num, path, args.set)
+    result = play_pairs(agents, earlier, args.games, args.env_num, path, args.set, args.seed)
     logging.info(f'wrote {path}')
     print(table(result))
 
