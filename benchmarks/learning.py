@@ -61,8 +61,10 @@ def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None
             merged = {t: result['runs'][t] if t in own_runs and t in result['runs'] else r
                       for t, r in on_disk.get('runs', {}).items()}  # the file's order, ours for our runs
             result['runs'] = {**merged, **{t: r for t, r in result['runs'].items() if t not in merged}}
-            for key in ('references', 'checkpoints'):
-                result[key] = {**on_disk.get(key, {}), **result[key]}
+            for key in ('references', 'checkpoints'):  # in place: the rows still being played add to these dicts
+                ours = dict(result[key])
+                result[key].update(on_disk.get(key, {}))
+                result[key].update(ours)
         write_json(path, result)
 
 

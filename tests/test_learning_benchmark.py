@@ -248,3 +248,21 @@ def test_paired_comparison_against_hand_computed_figures():
 def test_a_run_name_carries_its_run_seed():
     assert learning_runs.run_name('st_t2p2_x', 2, several=True) == 'st_t2p2_x_s2'
     assert learning_runs.run_name('st_t2p2_x', 0, several=False) == 'st_t2p2_x'
+
+
+def test_resumed_processes_keep_every_reference_row_they_play(tmp_path, monkeypatch):
+    """`--run K --resume` processes of one tag merge the file's rows into theirs at each save; the rows a process
+    plays after a save must still reach the file (play_references adds to the dict it was handed)."""
+    point_at(tmp_path, monkeypatch)
+    path = str(tmp_path / 'learning_merge.json')
+    with open(path, 'w') as f:  # another process's run and reference row
+        json.dump(dict(runs={'t_s0': {'seed': 0}}, references={'random team': {'win_rate': 0.0}}, checkpoints={}), f)
+    result = dict(runs={'t_s1': {'seed': 1}}, references={}, checkpoints={})
+    references = result['references']  # what play_references holds while it plays row after row
+    for name in ('level-1 bots', 'level-2 bots'):
+        references[name] = {'win_rate': 0.85}
+        learning.save_results(path, result, ['t_s1'])
+    with open(path) as f:
+        saved = json.load(f)
+    assert list(saved['runs']) == ['t_s0', 't_s1']
+    assert set(saved['references']) == {'random team', 'level-1 bots', 'level-2 bots'}
