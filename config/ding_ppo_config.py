@@ -3,10 +3,10 @@ single-agent model VAC (ding/model/template/vac.py), shared by the two players, 
 from its own features (no centralised critic), trained by ding.entry.serial_pipeline_onpolicy:
 `gobigger-ding --config config/ding_ppo_config.py --seed K`.
 
-The same work as our default (config/gobigger_ppo_config.py) and as config/ding_mappo_config.py: st_t2p2, our team of
-2 against level-3 bots, action_repeat 4, reward log_score with team_spirit 0.5 (paid as one team reward, the players'
-mean: see envs/ding_adapter.py), 180,000 env steps, 8 collector envs, n_sample 3600, 2 evaluator envs and 8 games per
-evaluation, about every 36,000 env steps. The input is our features, flattened (env.obs_format 'vac': (2, 504), one
+config/ding_mappo_config.py's settings (the same work as our default, config/gobigger_ppo_config.py: st_t2p2, our
+team of 2 against level-3 bots, action_repeat 4, reward log_score with team_spirit 0.5 paid as one team reward,
+180,000 env steps, 8 collector envs, n_sample 3600, 2 evaluator envs and 8 games per evaluation, about every 36,000
+env steps) but for the model. The input is our features, flattened (env.obs_format 'vac': (2, 504), one
 row per player; VAC acts on the last axis, so logits are (B, 2, 18) and values (B, 2)); policy.model's sizes are set
 from the env.
 
@@ -18,37 +18,11 @@ encoder 128-128-64, actor and critic heads 64 wide.
 DI-engine counts iterations per minibatch: ceil(3600 / 64) x 10 epochs = 570 per collect, so eval_freq 5700 and
 save_ckpt_after_iter 5700 are every 10 collects (36,000 env steps); change them with batch_size or epoch_per_collect.
 """
-from easydict import EasyDict
+from copy import deepcopy
 
-main_config = EasyDict(dict(
-    exp_name='exp/ding_ppo_st_t2p2',
-    seed=0,
-    max_env_step=180_000,
-    env=dict(
-        obs_format='vac',
-        preset='st_t2p2',
-        opponent='bot',
-        bot_level=3,
-        action_repeat=4,
-        reward='log_score',
-        team_spirit=0.5,
-        collector_env_num=8,
-        evaluator_env_num=2,
-        n_evaluator_episode=8,
-        manager=dict(type='subprocess'),
-    ),
-    policy=dict(
-        cuda=False,
-        multi_agent=False,
-        action_space='discrete',
-        model=dict(action_space='discrete'),
-        learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=5700))),
-        collect=dict(n_sample=3600),
-        eval=dict(evaluator=dict(eval_freq=5700)),
-    ),
-))
+from ding_mappo_config import create_config, main_config as _mappo
 
-create_config = EasyDict(dict(
-    env=dict(type='gobigger_ding', import_names=['ppo_gobigger.envs.ding_adapter']),
-    policy=dict(type='ppo'),
-))
+main_config = deepcopy(_mappo)
+main_config.exp_name = 'exp/ding_ppo_st_t2p2'
+main_config.env.obs_format = 'vac'
+main_config.policy.multi_agent = False
