@@ -24,29 +24,13 @@ passive_openmp_waits()  # before torch is imported: see quiet.py
 from tabulate import tabulate
 
 import learning_runs as runs
-from learning import now
+from learning import named_paths, now
 from learning_rows import FINAL_SEED_OFFSET
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from ppo_gobigger.pipeline.league.head_to_head import head_to_head
 
 TABLE_FIELDS = ('win_rate', 'score_ratio_mean', 'score_ratio_median', 'rank_mean')
-
-
-def named_paths(items: List[str], flag: str, parser: argparse.ArgumentParser) -> Dict[str, str]:
-    """{NAME: PATH} of the NAME=PATH items of ``flag``; a parser error for a malformed item, a missing file or a
-    name given twice."""
-    named: Dict[str, str] = {}
-    for item in items:
-        name, sep, path = item.partition('=')
-        if not sep or not name or not path:
-            parser.error(f'{flag} takes NAME=PATH, got {item!r}')
-        if not os.path.isfile(path):
-            parser.error(f'{flag} {name}: no file {path}')
-        if name in named:
-            parser.error(f'{flag}: the name {name!r} is given twice')
-        named[name] = path
-    return named
 
 
 def stored_config(path: str) -> Dict:

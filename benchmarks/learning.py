@@ -77,6 +77,22 @@ def summarise(result: Dict) -> None:
     result.update({key: rows.summary(kind) for key, kind in by_kind.items()})
 
 
+def named_paths(items: List[str], flag: str, parser: argparse.ArgumentParser) -> Dict[str, str]:
+    """{NAME: PATH} of the NAME=PATH items of ``flag``; a parser error for a malformed item, a missing file or a
+    name given twice."""
+    named: Dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition('=')
+        if not sep or not name or not path:
+            parser.error(f'{flag} takes NAME=PATH, got {item!r}')
+        if not os.path.isfile(path):
+            parser.error(f'{flag} {name}: no file {path}')
+        if name in named:
+            parser.error(f'{flag}: the name {name!r} is given twice')
+        named[name] = path
+    return named
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
@@ -112,16 +128,7 @@ def parse_args() -> argparse.Namespace:
         parser.error('nothing to measure: give --env-steps and --eval-every to train, or --checkpoint NAME=PATH')
     if args.env_steps is not None and args.eval_every is None:
         parser.error('--env-steps trains: give --eval-every too')
-    args.agents = {}
-    for item in args.checkpoint:
-        name, sep, path = item.partition('=')
-        if not sep or not name or not path:
-            parser.error(f'--checkpoint takes NAME=PATH, got {item!r}')
-        if not os.path.isfile(path):
-            parser.error(f'--checkpoint {name}: no file {path}')
-        if name in args.agents:
-            parser.error(f'--checkpoint: the name {name!r} is given twice')
-        args.agents[name] = path
+    args.agents = named_paths(args.checkpoint, '--checkpoint', parser)
     return args
 
 
