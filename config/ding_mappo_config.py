@@ -17,32 +17,24 @@ encoder + head 256 wide (2 layers), critic 512 wide (1 layer).
 DI-engine counts iterations per minibatch: ceil(3600 / 64) x 10 epochs = 570 per collect, so eval_freq 5700 and
 save_ckpt_after_iter 5700 are every 10 collects (36,000 env steps); change them with batch_size or epoch_per_collect.
 """
+from copy import deepcopy
+
 from easydict import EasyDict
+
+from gobigger_ppo_config import main_config as _ours
 
 main_config = EasyDict(dict(
     exp_name='exp/ding_mappo_st_t2p2',
-    seed=0,
-    max_env_step=180_000,
-    env=dict(
-        obs_format='mavac',
-        preset='st_t2p2',
-        opponent='bot',
-        bot_level=3,
-        action_repeat=4,
-        reward='log_score',
-        team_spirit=0.5,
-        collector_env_num=8,
-        evaluator_env_num=2,
-        n_evaluator_episode=8,
-        manager=dict(type='subprocess'),
-    ),
+    seed=_ours.seed,
+    max_env_step=_ours.max_env_step,
+    env=dict(obs_format='mavac', **deepcopy(_ours.env)),  # our default's games, budget, envs and evaluation
     policy=dict(
         cuda=False,
         multi_agent=True,
         action_space='discrete',
         model=dict(action_space='discrete'),
         learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=5700))),
-        collect=dict(n_sample=3600),
+        collect=dict(n_sample=_ours.policy.collect.n_sample),
         eval=dict(evaluator=dict(eval_freq=5700)),
     ),
 ))
