@@ -2,7 +2,7 @@
 
     raw         whole games of each --presets with level-3 bots on every side, the engines alternating game by
                 game: env steps per CPU second (this process's time.process_time) and per wall second
-    training    (unless --no-train) benchmarks/throughput.py's measure_training over the default config, --rounds
+    training    (unless --no-train) benchmarks/throughput.py's measure_training over the vs-bots config, --rounds
                 times per engine in ABBA order: training env steps/s (collection + learning) and, with
                 --eval-episodes, the evaluation of `gobigger-eval` (its evaluator and envs) in env steps/s
     fidelity    with --fidelity N: N whole games (presets and controllers in turn, bots 1-3 and random) played by
@@ -21,7 +21,7 @@ from typing import Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # throughput.py, this folder's neighbour
 
-from throughput import DEFAULT_CONFIG, measure_training  # noqa: E402  (also silences other packages' notices)
+from throughput import BOTS_CONFIG, measure_training  # noqa: E402  (also silences other packages' notices)
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file  # noqa: E402
 from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, gobigger_version  # noqa: E402
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument('--presets', nargs='+', default=['st_t2p2', 'st_t4p3'], help='presets of the raw rate')
     parser.add_argument('--games', type=int, default=2, help='whole games per engine and preset (raw rate)')
     parser.add_argument('--no-train', action='store_true', help='skip the training and evaluation rates')
-    parser.add_argument('--config', default=DEFAULT_CONFIG, help='config of the training rate (default config)')
+    parser.add_argument('--config', default=BOTS_CONFIG, help='config file (default: gobigger_ppo_vs_bots_config.py)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
     parser.add_argument('--iterations', type=int, default=1, help='PPO iterations of each training run')
     parser.add_argument('--eval-episodes', type=int, default=2, help='games of each timed evaluation (0: none)')

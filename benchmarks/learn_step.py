@@ -29,7 +29,7 @@ silence_third_party_noise()  # first: the imports below would print other packag
 
 import torch
 
-from ppo_gobigger.cli import DEFAULT_CONFIG
+from ppo_gobigger.cli import BOTS_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.distributed.torchrun import rank_config, rank_from_env
@@ -83,7 +83,7 @@ def time_learning(learn_mode, rollout, threads: List[int], repeats: int) -> Dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
+    parser.add_argument('--config', default=BOTS_CONFIG, help='config file (default: gobigger_ppo_vs_bots_config.py)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                         help=f'override a config key (after {" ".join(RECIPE)})')
     parser.add_argument('--checkpoint', default=CHECKPOINT, help='weights that play the rollout and start learning')

@@ -32,7 +32,7 @@ passive_openmp_waits()  # before torch is imported: see quiet.py
 
 import torch
 
-from ppo_gobigger.cli import DEFAULT_CONFIG
+from ppo_gobigger.cli import BOTS_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
@@ -121,7 +121,7 @@ def project(ray_run: Dict, n_sample: int, machines: int, bandwidth_mb_s: float, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
+    parser.add_argument('--config', default=BOTS_CONFIG, help='config file (default: gobigger_ppo_vs_bots_config.py)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
     parser.add_argument('--iterations', type=int, default=3, help='timed PPO iterations of each backend')
     parser.add_argument('--bandwidth-mb-s', type=float, default=117.0,

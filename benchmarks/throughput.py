@@ -41,7 +41,7 @@ from ding.utils import ENV_REGISTRY
 
 import gobigger.configs
 from gobigger.utils import deep_merge_dicts
-from ppo_gobigger.cli import DEFAULT_CONFIG
+from ppo_gobigger.cli import BOTS_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.engine import create_game
@@ -348,7 +348,7 @@ def run_table(main_config, create_config, overrides: List[str], args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config')
+    parser.add_argument('--config', default=BOTS_CONFIG, help='config file (default: gobigger_ppo_vs_bots_config.py)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
     parser.add_argument('--env-num', type=int, default=None, help='collector envs (default: the config\'s)')
     parser.add_argument('--manager', choices=('base', 'subprocess', 'async_subprocess'), default=None,

@@ -2,9 +2,9 @@
 model MAVAC (ding/model/template/mavac.py), trained by ding.entry.serial_pipeline_onpolicy. The baseline of
 docs/di-engine.md ("DI-engine's PPO on our env"): `gobigger-ding --config config/ding_mappo_config.py --seed K`.
 
-The same work as our default (config/gobigger_ppo_config.py): st_t2p2, our team of 2 against level-3 bots,
-action_repeat 4, reward log_score with team_spirit 0.5 (paid as one team reward, the players' mean: see
-envs/ding_adapter.py), 180,000 env steps, 8 collector envs, n_sample 3600 (one whole game per env and collect, so
+The same work as our PPO against the bots (config/gobigger_ppo_vs_bots_config.py): st_t2p2, our team of 2 against
+level-3 bots, action_repeat 4, reward log_score with team_spirit 0.5 (paid as one team reward, the players' mean:
+see envs/ding_adapter.py), 180,000 env steps, 8 collector envs, n_sample 3600 (one whole game per env and collect, so
 DI-engine's collector drops no steps), 2 evaluator envs and 8 games per evaluation, about every 36,000 env steps.
 The input is our features, flattened (env.obs_format 'mavac': agent_state (2, 504), global_state (2, 1512),
 action_mask (2, 18)); policy.model's sizes are set from the env.
@@ -21,13 +21,13 @@ from copy import deepcopy
 
 from easydict import EasyDict
 
-from gobigger_ppo_config import main_config as _ours
+from gobigger_ppo_vs_bots_config import main_config as _ours
 
 main_config = EasyDict(dict(
     exp_name='exp/ding_mappo_st_t2p2',
     seed=_ours.seed,
     max_env_step=_ours.max_env_step,
-    env=dict(obs_format='mavac', **deepcopy(_ours.env)),  # our default's games, budget, envs and evaluation
+    env=dict(obs_format='mavac', **deepcopy(_ours.env)),  # its games, budget, envs and evaluation
     policy=dict(
         cuda=False,
         multi_agent=True,

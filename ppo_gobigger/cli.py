@@ -10,8 +10,11 @@ from typing import List, Optional
 
 from .quiet import passive_openmp_waits, silence_third_party_noise
 
-DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
-                              'gobigger_ppo_config.py')
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
+DEFAULT_CONFIG = os.path.join(CONFIG_DIR, 'gobigger_ppo_config.py')  # the recipe: a league from scratch
+# the recipe's settings against the level-3 bots only: DI-engine's pipelines (their collector acts for one team) and
+# the speed benchmarks (comparable with their history) run it
+BOTS_CONFIG = os.path.join(CONFIG_DIR, 'gobigger_ppo_vs_bots_config.py')
 
 
 def _setup_output() -> None:
@@ -250,7 +253,9 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument('--pipeline', choices=('serial', 'middleware'), default='serial',
                         help="DI-engine's pipeline (default: serial)")
-    parser.add_argument('--config', default=DEFAULT_CONFIG, help='Python file defining main_config (and create_config)')
+    parser.add_argument('--config', default=BOTS_CONFIG,
+                        help='Python file defining main_config (and create_config); default: '
+                        'config/gobigger_ppo_vs_bots_config.py')
     parser.add_argument('--seed', type=int, default=0, help='seed of the run (default 0)')
     parser.add_argument('--max-env-step', type=int, default=None,
                         help="stop after this many env steps (default: the config's max_env_step)")
@@ -277,6 +282,11 @@ def ding_main(argv: Optional[List[str]] = None) -> int:
         cfg, _ = compile_config(main_config, create_config)  # ours checks every key; DI-engine's ignores typos
     except ConfigError as e:
         return _fail(str(e))
+    from .envs.opponents import POLICY_OPPONENTS
+    if cfg.env.opponent in POLICY_OPPONENTS:
+        return _fail(f"env.opponent {cfg.env.opponent!r}: DI-engine's pipelines collect one action per env, so their "
+                     "games are against the bots (env.opponent 'bot'); self-play and the league run with "
+                     'gobigger-train')
     max_env_step = args.max_env_step if args.max_env_step is not None else cfg.max_env_step or int(1e10)
     from .pipeline.ding_pipelines import middleware_pipeline, serial_onpolicy
     if args.pipeline == 'serial':

@@ -11,6 +11,7 @@ from ppo_gobigger.config import apply_overrides, compile_config, load_config_fil
 from ppo_gobigger.envs.gobigger_env import GoBiggerEnv
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.policy.ding_modes import SAMPLE_KEYS, GoBiggerPPOCommandModePolicy
+from test_training import BOTS_CONFIG
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 25 env steps a game (100 GoBigger steps, the default's 4 per decision), one process
@@ -22,7 +23,7 @@ TINY_RUN = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluat
 
 
 def default_config(*extra):
-    main_config, create_config = load_config_file(os.path.join(ROOT, 'config', 'gobigger_ppo_config.py'))
+    main_config, create_config = load_config_file(BOTS_CONFIG)
     return apply_overrides(main_config, SHORT + list(extra)), create_config
 
 
@@ -59,7 +60,7 @@ def test_samples_keep_their_trajectorys_bootstrap_and_cut():
 
 
 def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
-    """DI-engine's usual entry, on our default config with short games: it trains, the loss moves, it writes
+    """DI-engine's usual entry, on our config against the bots with short games: it trains, the loss moves, it writes
     checkpoints."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -105,3 +106,14 @@ def test_dingengines_middleware_pipeline_trains_our_policy(tmp_path):
     first, last = (torch.load(tmp_path / 'mw_run' / 'ckpt' / name, map_location='cpu', weights_only=False)['model']
                    for name in ('iteration_1.pth.tar', 'iteration_3.pth.tar'))
     assert any(not torch.equal(first[k], last[k]) for k in first)
+
+
+def test_dingengines_pipelines_refuse_opponents_played_by_policies(capsys):
+    """The default config's league (and self-play) needs our team-play collector: gobigger-ding says so and runs
+    nothing; without --config it takes the config against the bots."""
+    from ppo_gobigger.cli import BOTS_CONFIG as DING_DEFAULT, DEFAULT_CONFIG, ding_main
+
+    assert DING_DEFAULT == BOTS_CONFIG
+    for opponent in ('league', 'self'):
+        assert ding_main(['--config', DEFAULT_CONFIG, '--set', f'env.opponent={opponent!r}']) == 2
+        assert f"env.opponent '{opponent}'" in capsys.readouterr().err

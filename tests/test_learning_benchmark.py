@@ -12,7 +12,7 @@ import torch
 
 from ppo_gobigger.envs.teams import EAT_COUNTS
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
-from test_training import ROOT, SMALL
+from test_training import BOTS_CONFIG, ROOT, SMALL
 
 sys.path.insert(0, os.path.join(ROOT, 'benchmarks'))  # the benchmark scripts import each other as siblings
 import learning  # noqa: E402
@@ -35,13 +35,14 @@ def point_at(folder, monkeypatch) -> None:
         monkeypatch.setattr(learning_runs, name, str(folder / sub))
 
 
-def run_benchmark(monkeypatch, *args, sets=TINY, tag='kick'):
-    """learning.main() with ``args`` (and --final-games 2, --set ``sets``); returns the results file."""
+def run_benchmark(monkeypatch, *args, sets=TINY, tag='kick', config=BOTS_CONFIG):
+    """learning.main() on ``config`` (the recipe's settings against the bots) with ``args`` (and --final-games 2,
+    --set ``sets``); returns the results file."""
     root = logging.getLogger()  # main() sets up the root logger: put it back for the tests that follow
     monkeypatch.setattr(root, 'handlers', list(root.handlers))
     monkeypatch.setattr(root, 'level', root.level)
-    monkeypatch.setattr(sys, 'argv', ['learning.py', *(a for s in sets for a in ('--set', s)), '--final-games', '2',
-                                      *args])
+    monkeypatch.setattr(sys, 'argv', ['learning.py', '--config', config, *(a for s in sets for a in ('--set', s)),
+                                      '--final-games', '2', *args])
     learning.main()
     with open(os.path.join(learning_runs.RESULTS, f'learning_{tag}.json')) as f:
         return json.load(f)
@@ -173,6 +174,29 @@ def test_processes_side_by_side_keep_each_others_runs(copy_of, monkeypatch):
     after = run_benchmark(monkeypatch, *TRAIN, '--resume')
     assert list(after['runs']) == ['kick', 'kick_other'] and after['runs']['kick_other'] == theirs
     assert set(after['references']) == set(learning_rows.REFERENCES)
+
+
+def test_the_recipes_league_run_resumes_with_its_pool(tmp_path, monkeypatch):
+    """The default config (a league) through the benchmark: the run state keeps the pool's snapshots beside the
+    checkpoint, and a --resume in a fresh experiment folder goes on with the pool as it was."""
+    from ppo_gobigger.cli import DEFAULT_CONFIG
+    point_at(tmp_path, monkeypatch)
+    sets = [s for s in SMALL if not s.startswith(('max_env_step', 'policy.eval'))] + ['league.snapshot_every=1',
+                                                                                      'env.manager.type="base"']
+    args = ('--tag', 'recipe', '--eval-every', '256', '--eval-games', '2', '--no-references')
+    first = run_benchmark(monkeypatch, *args, '--env-steps', '256', sets=sets, tag='recipe', config=DEFAULT_CONFIG)
+    assert first['settings']['training_opponents'] == 'league'
+    kept = tmp_path / 'results' / 'runs' / 'recipe' / 'league'
+    (snapshot, ) = [name for name in os.listdir(kept) if name != 'pool.json']  # one PPO iteration: one snapshot
+    assert (kept / 'pool.json').is_file()
+    shutil.rmtree(tmp_path / 'runs')  # another machine: only the committed run state
+    run = run_benchmark(monkeypatch, *args, '--env-steps', '512', '--resume', sets=sets, tag='recipe',
+                        config=DEFAULT_CONFIG)['runs']['recipe']
+    assert [p['env_steps'] for p in run['curve']] == [0, 256, 512]
+    with open(kept / 'pool.json') as f:
+        names = [m['name'] for m in json.load(f)['members']]
+    assert names[:3] == ['bot_level_2', 'bot_level_3', snapshot.split('.')[0]] and len(names) == 4
+    assert load_checkpoint(kept.parent / 'latest.pth.tar')['envstep'] == 512
 
 
 def test_one_run_of_several_is_trained_alone(tmp_path, monkeypatch):

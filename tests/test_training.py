@@ -13,6 +13,8 @@ from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpo
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS, selection_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the default's settings against the level-3 bots only (the default's league is tested in test_league.py)
+BOTS_CONFIG = os.path.join(ROOT, 'config', 'gobigger_ppo_vs_bots_config.py')
 SMALL = [
     'env.custom_cfg.frame_limit=120',  # 60 env steps per game at one decision per GoBigger step:
     'env.action_repeat=1',  # (the default's 4 is tested in test_env.py)
@@ -32,7 +34,7 @@ SMALL = [
 
 
 def small_config(exp_dir, *extra):
-    main_config, create_config = load_config_file(os.path.join(ROOT, 'config', 'gobigger_ppo_config.py'))
+    main_config, create_config = load_config_file(BOTS_CONFIG)
     main_config = apply_overrides(main_config, SMALL + [f'exp_name={str(exp_dir)!r}', *extra])
     return main_config, create_config
 
