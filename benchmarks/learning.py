@@ -188,7 +188,8 @@ def main() -> None:
     if args.agents:  # 2. existing agents
         rows.play_checkpoints(result['checkpoints'], args.agents, args.set, args.final_games, final_seed,
                               args.vs_level, save)
-    published = [os.path.join(runs.HERE, r['published']) for r in result['runs'].values() if 'published' in r]
+    published = [path for path in (os.path.join(runs.HERE, r['published']) for r in result['runs'].values()
+                                   if 'published' in r) if os.path.isfile(path)]  # not another clone's runs
     if not args.no_references and (published or args.agents):  # 3. reference rows, on the same games
         agent = published[0] if published else next(iter(args.agents.values()))
         config = None if published else rows.checkpoint_config(agent, args.set)

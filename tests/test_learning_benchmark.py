@@ -199,6 +199,22 @@ def test_the_recipes_league_run_resumes_with_its_pool(tmp_path, monkeypatch):
     assert load_checkpoint(kept.parent / 'latest.pth.tar')['envstep'] == 512
 
 
+def test_references_are_played_beside_a_run_whose_weights_are_elsewhere(copy_of, monkeypatch):
+    """A results file from another clone lists a run whose published weights are not on this machine (they are not
+    committed): the reference rows are played on this process's own run."""
+    path = copy_of / 'results' / 'learning_kick.json'
+    result = results(copy_of)
+    result['runs'] = {'kick_elsewhere': dict(result['runs']['kick'], published='results/checkpoints/absent.pth.tar'),
+                      **result['runs']}
+    del result['references']['random team']
+    with open(path, 'w') as f:
+        json.dump(result, f)
+    played = record_evaluations(monkeypatch, [])
+    after = run_benchmark(monkeypatch, *TRAIN, '--resume')
+    assert played == [str(copy_of / 'results' / 'checkpoints' / 'kick.pth.tar')]  # the random team's row, on ours
+    assert set(after['references']) == set(learning_rows.REFERENCES) and 'kick_elsewhere' in after['runs']
+
+
 def test_one_run_of_several_is_trained_alone(tmp_path, monkeypatch):
     """--run K trains and plays run K of the --seeds runs alone, with its own run seed and tag."""
     point_at(tmp_path, monkeypatch)
