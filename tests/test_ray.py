@@ -14,7 +14,7 @@ import ray
 
 from ppo_gobigger.config import ConfigError, compile_config
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
-from test_training import ROOT, small_config
+from test_training import BOTS_CONFIG, ROOT, small_config
 
 # 2 workers of 1 collector env each; 128 env steps per iteration (64 per worker), 2 epochs of 2 minibatches
 RAY_SMALL = [
@@ -55,8 +55,8 @@ def _actor_processes():
 def test_ctrl_c_checkpoints_and_ends_every_actor(tmp_path):
     """The entry with --backend ray starts its own local cluster; SIGINT to its process group, as a terminal does."""
     exp_dir = tmp_path / 'run'
-    args = [sys.executable, 'entry/train_gobigger.py', '--backend', 'ray', '--num-workers', '2',
-            '--exp-name', str(exp_dir), '--no-progress']
+    args = [sys.executable, 'entry/train_gobigger.py', '--config', BOTS_CONFIG, '--backend', 'ray', '--num-workers',
+            '2', '--exp-name', str(exp_dir), '--no-progress']
     for item in RAY_SMALL[3:] + ['env.custom_cfg.frame_limit=120', 'distributed.num_cpus=2',
                                  'max_env_step=10000000', 'policy.eval.evaluator.eval_freq=10000000']:
         args += ['--set', item]
@@ -143,9 +143,14 @@ def test_without_ray_installed_the_error_names_the_fix(monkeypatch):
 
 
 def test_the_flags_reach_the_config(tmp_path):
-    out = subprocess.run([sys.executable, 'entry/train_gobigger.py', '--exp-name', str(tmp_path / 'x'), '--backend',
-                          'ray', '--num-workers', '9', '--ray-address', 'auto'],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    def train_with_ray(*args):
+        return subprocess.run([sys.executable, 'entry/train_gobigger.py', '--exp-name', str(tmp_path / 'x'),
+                               '--backend', 'ray', '--ray-address', 'auto', *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    out = train_with_ray('--config', BOTS_CONFIG, '--num-workers', '9')
     assert out.returncode == 2
     assert 'distributed.num_workers (9) must be between 1 and env.collector_env_num (8)' in out.stderr
+    out = train_with_ray()  # the default config's league plays the other teams in the trainer process
+    assert out.returncode == 2 and "env.opponent 'league' runs with distributed.backend 'local'" in out.stderr
     assert not (tmp_path / 'x').exists()
