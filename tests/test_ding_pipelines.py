@@ -110,10 +110,9 @@ def test_dingengines_middleware_pipeline_trains_our_policy(tmp_path):
 
 def test_dingengines_pipelines_refuse_opponents_played_by_policies(capsys):
     """The default config's league (and self-play) needs our team-play collector: gobigger-ding says so and runs
-    nothing; without --config it takes the config against the bots."""
-    from ppo_gobigger.cli import BOTS_CONFIG as DING_DEFAULT, DEFAULT_CONFIG, ding_main
+    nothing."""
+    from ppo_gobigger.cli import DEFAULT_CONFIG, ding_main
 
-    assert DING_DEFAULT == BOTS_CONFIG
     for opponent in ('league', 'self'):
         assert ding_main(['--config', DEFAULT_CONFIG, '--set', f'env.opponent={opponent!r}']) == 2
         assert f"env.opponent '{opponent}'" in capsys.readouterr().err

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 import torch
 
+from ppo_gobigger.cli import BOTS_CONFIG  # the default's settings against the bots (its league: test_league.py)
 from ppo_gobigger.config import ConfigError, apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS, selection_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# the default's settings against the level-3 bots only (the default's league is tested in test_league.py)
-BOTS_CONFIG = os.path.join(ROOT, 'config', 'gobigger_ppo_vs_bots_config.py')
 SMALL = [
     'env.custom_cfg.frame_limit=120',  # 60 env steps per game at one decision per GoBigger step:
     'env.action_repeat=1',  # (the default's 4 is tested in test_env.py)
