@@ -10,7 +10,7 @@ GoBigger 0.2 has no "stop" action (0.1.x had one); angles are in the game's x/y 
 """
 
 import math
-from typing import Any, List, Sequence
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -67,3 +67,32 @@ def check_actions(action: Any, player_num: int) -> np.ndarray:
     if bad.any():
         raise ValueError(f'action value(s) {arr[bad].tolist()} outside the allowed range [0, {ACTION_NUM})')
     return arr.astype(np.int64)
+
+
+def check_rows_action(
+    action: Any, row_num: int, player_num: int, bot_levels: Sequence[int]
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate a step's action when the caller plays every team (G = row_num rows, ours first).
+
+    action: (G, A) indices, or {'action': (G, A), 'bot_level': (G,), 'hold': (G,)} (see gobigger_env's docstring);
+    a row's bot level is 0 (its given actions) or one of bot_levels.
+    Returns (actions (G, A) int64, bot levels (G,) int64, holds (G,) bool); ValueError naming a bad one.
+    """
+    G, A = row_num, player_num
+    levels, holds = np.zeros(G, np.int64), np.zeros(G, bool)
+    if isinstance(action, Mapping):
+        if set(action) - {'action', 'bot_level', 'hold'} or 'action' not in action:
+            raise ValueError(f"a step's action mapping takes the keys 'action', 'bot_level' and 'hold'; got "
+                             f"{sorted(action)}")
+        levels = np.asarray(action.get('bot_level', levels))
+        if levels.shape != (G, ) or not all(int(k) in (0, *bot_levels) for k in levels):
+            raise ValueError(f'bot_level must be {G} values (one per team, ours first), each 0 (the given '
+                             f'actions) or one of {tuple(bot_levels)}; got {levels.tolist()}')
+        holds = np.asarray(action.get('hold', holds))
+        if holds.shape != (G, ) or holds.dtype != bool:
+            raise ValueError(f'hold must be {G} bools (one per team, ours first); got {holds.tolist()}')
+        action = action['action']
+    rows = np.asarray(action)
+    if rows.shape != (G, A):
+        raise ValueError(f'with policy opponents the action has a row per team, shape ({G}, {A}); got {rows.shape}')
+    return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64), holds

@@ -31,7 +31,7 @@ from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
 
 from .engine import DEFAULT_ENGINE, check_engine, create_game, step_game
-from .actions import ACTION_NUM, check_actions, from_game_action, to_game_action
+from .actions import ACTION_NUM, check_actions, check_rows_action, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
@@ -207,7 +207,11 @@ class GoBiggerEnv(BaseEnv):
         return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
-        actions, bot_levels, holds = self._check_step_action(action)  # (G, A), (G,), (G,): a bad one is the caller's
+        A = self._player_num  # actions (G, A), bot_levels (G,), holds (G,); a bad action is the caller's error
+        if self._policy_opponents:
+            actions, bot_levels, holds = check_rows_action(action, len(self._row_teams), A, BOT_LEVELS)
+        else:
+            actions, bot_levels, holds = check_actions(action, A)[None], np.zeros(1, np.int64), np.zeros(1, bool)
         if self._player_states is None:
             raise RuntimeError('call reset() first (the game is over, failed, or was never started)')
         try:
@@ -296,32 +300,6 @@ class GoBiggerEnv(BaseEnv):
             for team, ids in zip(self._row_teams, self._row_ids)
         ]
         return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
-
-    def _check_step_action(self, action: Any):
-        """(actions (G, A) int64, bot levels (G,) int64, holds (G,) bool) from a step's action; ValueError naming a
-        bad one."""
-        A = self._player_num
-        if not self._policy_opponents:
-            return check_actions(action, A)[None], np.zeros(1, np.int64), np.zeros(1, bool)
-        G = len(self._row_teams)
-        levels, holds = np.zeros(G, np.int64), np.zeros(G, bool)
-        if isinstance(action, Mapping):
-            if set(action) - {'action', 'bot_level', 'hold'} or 'action' not in action:
-                raise ValueError(f"a step's action mapping takes the keys 'action', 'bot_level' and 'hold'; got "
-                                 f"{sorted(action)}")
-            levels = np.asarray(action.get('bot_level', levels))
-            if levels.shape != (G, ) or not all(int(k) in (0, ) + BOT_LEVELS for k in levels):
-                raise ValueError(f'bot_level must be {G} values (one per team, ours first), each 0 (the given '
-                                 f'actions) or one of {BOT_LEVELS}; got {levels.tolist()}')
-            holds = np.asarray(action.get('hold', holds))
-            if holds.shape != (G, ) or holds.dtype != bool:
-                raise ValueError(f'hold must be {G} bools (one per team, ours first); got {holds.tolist()}')
-            action = action['action']
-        rows = np.asarray(action)
-        if rows.shape != (G, A):
-            raise ValueError(f'with opponent {self._cfg.opponent!r} the action has a row per team, shape ({G}, {A}); '
-                             f'got {rows.shape}')
-        return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64), holds
 
     def _bots_of_rows(self, bot_levels: np.ndarray) -> List[Opponents]:
         """The bots playing the rows with a bot level this step; a row keeps its bots (and their plans) through a
