@@ -31,7 +31,8 @@ from ding.policy.command_mode_policy_instance import DummyCommandModePolicy
 from ding.utils import POLICY_REGISTRY, deep_merge_dicts
 
 from ..envs.features import OBS_DTYPES
-from .gobigger_ppo import GoBiggerPPOPolicy, stack_obs
+from .gobigger_ppo import GoBiggerPPOPolicy
+from .inference import acting, stack_obs
 
 # the per-step fields of a sample (besides obs): shapes (A,), (A, N), or () for the flags
 SAMPLE_KEYS = ('action', 'logit', 'value', 'next_value', 'reward', 'done', 'cut')
@@ -89,8 +90,8 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
     @torch.inference_mode()
     def _bootstrap_value(self, obs: Dict[str, np.ndarray]) -> np.ndarray:
         """(A,) the critic's value (normalised units, as collected values are) of one state."""
-        self._collect_model.eval()
-        return self._collect_model(stack_obs([obs], self._device), mode='compute_critic')['value'][0].cpu().numpy()
+        value = acting(self._collect_model)(stack_obs([obs], self._device), mode='compute_critic')['value']  # (1, A)
+        return value[0].cpu().numpy()
 
     def _forward_learn(self, data: Any, **kwargs) -> Union[Dict[str, float], List[Dict[str, float]]]:
         """One PPO iteration on DI-engine's samples, stacked in their order as one env's rollout {key: (T, 1, ...)},

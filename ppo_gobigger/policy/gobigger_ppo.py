@@ -6,7 +6,7 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
 import logging
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -17,6 +17,7 @@ from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
 from .imitation import behaviour_cloning, frozen_copy, imitation_loss, teacher_log_probs
+from .inference import acting, stack_obs
 from .ppo_math import ValueNorm, distillation_kl, explained_variance, gae, local_moments, policy_loss, value_loss
 
 
@@ -31,12 +32,6 @@ DING_FIXED_LEARN = dict(resume_training=False)
 
 class NonFiniteLossError(RuntimeError):
     """Too many PPO updates in a row had a NaN or inf loss or gradient."""
-
-
-def stack_obs(observations: Sequence[Dict[str, np.ndarray]], device: str = 'cpu') -> Dict[str, torch.Tensor]:
-    """List of per-env observations, each {key: (A, ...)} -> {key: (B, A, ...)} tensors."""
-    keys = observations[0].keys()
-    return {k: torch.from_numpy(np.stack([o[k] for o in observations])).to(device) for k in keys}
 
 
 @POLICY_REGISTRY.register('gobigger_ppo')
@@ -353,8 +348,8 @@ class GoBiggerPPOPolicy(Policy):
     def _forward_collect(self, data: Dict[int, Dict[str, np.ndarray]]) -> Dict[int, Dict[str, np.ndarray]]:
         """{env_id: obs (A, ...)} -> {env_id: {action (A,), logit (A, N), value (A,)}}, actions sampled."""
         env_ids = list(data.keys())
-        self._collect_model.eval()
-        out = self._collect_model(stack_obs([data[i] for i in env_ids], self._device), mode='compute_actor_critic')
+        obs = stack_obs([data[i] for i in env_ids], self._device)  # {key: (B, A, ...)}
+        out = acting(self._collect_model)(obs, mode='compute_actor_critic')
         # (B, A); argument checks off: they cost more than the sampling
         action = Categorical(logits=out['logit'], validate_args=False).sample()
         logit, value, action = out['logit'].cpu().numpy(), out['value'].cpu().numpy(), action.cpu().numpy()
@@ -391,8 +386,8 @@ class GoBiggerPPOPolicy(Policy):
     def _forward_eval(self, data: Dict[int, Dict[str, np.ndarray]]) -> Dict[int, Dict[str, np.ndarray]]:
         """{env_id: obs} -> {env_id: {action (A,)}}: greedy unless eval.sample."""
         env_ids = list(data.keys())
-        self._eval_model.eval()
-        logit = self._eval_model(stack_obs([data[i] for i in env_ids], self._device), mode='compute_actor')['logit']
+        obs = stack_obs([data[i] for i in env_ids], self._device)  # {key: (B, A, ...)}
+        logit = acting(self._eval_model)(obs, mode='compute_actor')['logit']
         action = Categorical(logits=logit).sample() if self._cfg.eval.sample else logit.argmax(-1)  # (B, A)
         action = action.cpu().numpy()
         return {i: {'action': action[b]} for b, i in enumerate(env_ids)}

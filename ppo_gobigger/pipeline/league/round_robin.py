@@ -37,7 +37,7 @@ from ...config import ConfigError, apply_overrides, compile_config
 from ...envs.actions import ACTION_NUM
 from ...envs.game import team_num
 from ...envs.opponents import BOT_LEVELS
-from ...policy.gobigger_ppo import stack_obs
+from ...policy.inference import stack_obs
 from ..build import build_model, set_global_seed
 from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint
 from ..learn.learner import learning_threads

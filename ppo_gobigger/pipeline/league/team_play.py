@@ -24,7 +24,7 @@ import torch
 from ding.envs import BaseEnvTimestep
 from torch.distributions import Categorical
 
-from ...policy.gobigger_ppo import stack_obs
+from ...policy.inference import stack_obs
 from .pool import LeaguePool, Member
 
 
