@@ -185,3 +185,27 @@ def test_engine_choices_are_checked():
     with pytest.raises(ValueError, match="st_\\* preset"):
         create_game('sp_t4p3', {}, 2, 'fast')
     assert type(create_game('st_t2p2', {}, 2, 'stock')) is StockGame
+
+
+
+def test_a_training_run_is_the_same_run_on_either_engine(tmp_path):
+    """A small training run on each engine from the same seed, its rollouts whole games as in the default config
+    (every env's game ends at an iteration's end, so no env's reset races the next step): the same games make the
+    same rollouts, and every checkpoint's weights are equal, bit for bit."""
+    import torch
+
+    from ppo_gobigger import train
+    from test_training import small_config
+
+    whole_games = ['policy.collect.n_sample=120', 'policy.learn.batch_size=60', 'max_env_step=480',
+                   'policy.eval.evaluator.eval_freq=240']  # 2 envs x 60 env steps a game: 4 iterations
+    for engine in ENGINES:
+        main_config, create_config = small_config(tmp_path / engine, f'env.engine={engine}', *whole_games)
+        train(main_config, create_config, seed=0)
+    names = sorted(os.listdir(tmp_path / 'fast' / 'ckpt'))
+    assert 'iteration_16.pth.tar' in names and names == sorted(os.listdir(tmp_path / 'stock' / 'ckpt'))
+    for name in names:
+        fast, stock = (torch.load(tmp_path / engine / 'ckpt' / name, map_location='cpu', weights_only=True)['model']
+                       for engine in ('fast', 'stock'))
+        assert fast.keys() == stock.keys()
+        assert all(torch.equal(fast[k], stock[k]) for k in fast), name
