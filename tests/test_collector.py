@@ -1,5 +1,7 @@
 """The collector over each DI-engine env manager: every collected step reaches the learner, trajectories are
 bootstrapped exactly where they are cut, and episode ends are marked."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -35,6 +37,10 @@ def test_every_step_reaches_the_learner(manager_type):
     env, collector = _setup(manager_type)
     try:
         rollouts = [collector.collect() for _ in range(3)]
+        if hasattr(os, 'SCHED_BATCH'):  # env processes yield to the trainer on wake-up; the trainer is unchanged
+            envs = [p.pid for p in env._subprocesses.values()] if manager_type != 'base' else []
+            assert [os.sched_getscheduler(pid) for pid in envs] == [os.SCHED_BATCH] * len(envs)
+            assert os.sched_getscheduler(0) == os.SCHED_OTHER
     finally:
         close_env_manager(env)
     total = 0
