@@ -5,9 +5,9 @@ Stock (gobigger/utils/collision_detection.py, PrecisionCollisionDetection) files
 box spans, from the last ball of the row with y < top edge (found by binary lifting, so that one ball is checked
 too) to the first with y > bottom edge, keeping the balls that ``judge_cover`` the query. The answer here is the
 same set in the same order: the cover test (distance < either radius) runs with stock's float operations on the
-pairs close enough along x to cover (a conservative cut over the whole (Q, G) matrix), and the survivors are then
-kept or dropped by stock's row/window rule and ordered by (row, y, gallery index), which is the order stock visits
-them.
+pairs close enough along x to cover (a conservative window found by binary search in the gallery sorted by x), and
+the survivors are then kept or dropped by stock's row/window rule and ordered by (row, y, gallery index), which is
+the order stock visits them.
 """
 from typing import Dict, List
 
@@ -43,19 +43,30 @@ class FastPrecisionCollisionDetection:
             gx, gy, gr = np.concatenate((gx, fx)), np.concatenate((gy, fy)), np.concatenate((gr, fr))  # (G,)
         if len(gx) == 0:
             return results
-        # query arrays, (Q,)
-        qx, qy, qr = np.array([(b.position.x, b.position.y, b.radius) for b in query_list],
-                              dtype=np.float64).reshape(-1, 3).T
+        # every query is one of ``others`` in the server's frame (player balls, thorns): read it from there, and
+        # drop its pair with itself below (judge_cover: a ball never covers itself; ball ids are unique)
+        index = {id(b): j for j, b in enumerate(others)}
+        own = np.array([index.get(id(b), -1) for b in query_list])  # (Q,) the query's gallery index, -1: none
+        if (own >= 0).all():
+            qx, qy, qr = gx[own], gy[own], gr[own]  # (Q,)
+        else:
+            qx, qy, qr = np.array([(b.position.x, b.position.y, b.radius) for b in query_list],
+                                  dtype=np.float64).reshape(-1, 3).T
         # Candidates: a pair covers only if dis < the larger radius, and dis >= |dx| up to rounding (~1e-16
-        # relative), so pairs with |dx| >= max(q.radius, the largest gallery radius) * (1 + 1e-9) cannot cover.
-        # Most pairs (food far along x) drop here after three (Q, G) operations instead of nine.
+        # relative), so only balls with x in (qx - reach, qx + reach), reach = max(q.radius, the largest gallery
+        # radius) * (1 + 1e-9), can cover: found by binary search in the gallery sorted by x
         reach = np.maximum(qr, gr.max()) * (1 + 1e-9)  # (Q,)
-        qi, gj = np.nonzero(np.abs(qx[:, None] - gx[None, :]) < reach[:, None])  # (K,) candidate pairs
+        by_x = np.argsort(gx, kind='stable')
+        sorted_x = gx[by_x]
+        lo = np.searchsorted(sorted_x, qx - reach, side='right')  # (Q,) first gallery rank inside the window
+        counts = np.searchsorted(sorted_x, qx + reach, side='left') - lo
+        qi = np.repeat(np.arange(len(qx)), counts)  # (K,) candidate pairs
+        gj = by_x[np.arange(len(qi)) + np.repeat(lo - np.cumsum(counts) + counts, counts)]
         # judge_cover on the candidates: dis = (q.position - g.position).length(); q.radius > dis or g.radius > dis
         dx = qx[qi] - gx[gj]
         dy = qy[qi] - gy[gj]
         dis = np.sqrt(dx * dx + dy * dy)
-        cover = (qr[qi] > dis) | (gr[gj] > dis)
+        cover = ((qr[qi] > dis) | (gr[gj] > dis)) & (gj != own[qi])
         qi, gj = qi[cover], gj[cover]
         if len(qi) == 0:
             return results
@@ -77,8 +88,7 @@ class FastPrecisionCollisionDetection:
         qi, gj, row, y = qi[keep], gj[keep], row[keep], y[keep]
         order = np.lexsort((gj, y, row, qi))  # per query, the order stock visits them: row, then y, then index
         for i, j in zip(qi[order].tolist(), gj[order].tolist()):
-            query = query_list[i]
             ball = others[j] if j < n_others else food_balls[food_slots[j - n_others]]
-            if ball is not query:  # judge_cover: a ball never covers itself (ball ids are unique)
+            if ball is not query_list[i]:  # (a query outside ``others``: its own pair is dropped here)
                 results.setdefault(i, []).append(ball)
         return results
