@@ -262,11 +262,11 @@ class TrainingRun:
     def save_interrupted(self, e: TrainingInterrupted) -> None:
         """On SIGINT/SIGTERM: the state after the last PPO iteration, in a checkpoint that e.checkpoint names."""
         if self._kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
-            logger.error(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
+            logger.warning(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
                          'starts the run again')
         elif self.rank.is_main:
             e.checkpoint = self.learner.save(self._learned_envstep, self._resume_state)
-            logger.error(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
+            logger.warning(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
 
     def close(self) -> None:
         if self.monitor is not None:
