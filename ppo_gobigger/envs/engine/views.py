@@ -122,5 +122,6 @@ class FastPlayerStatesUtil(PlayerStatesUtil):
         x0, y0, x1, y1 = (rectangles[:, k:k + 1] for k in range(4))  # (P, 1)
         inside = ((x > x0 - food_radius) & (x < x1 + food_radius)
                   & (y > y0 - food_radius) & (y < y1 + food_radius))  # (P, F)
-        rows = np.stack((x, y, np.full_like(x, food_radius), np.full_like(x, food_score)), axis=-1)  # (F, 4)
+        rows = np.empty((len(x), 4))  # (F, 4): x, y, radius, score
+        rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = x, y, food_radius, food_score
         return [rows[seen].tolist() for seen in inside]
