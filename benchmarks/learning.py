@@ -48,7 +48,7 @@ def now() -> str:
 
 
 def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None:
-    """Write ``result``; with ``own_runs`` (--resume), keeping what other processes wrote to ``path`` meanwhile: the
+    """Write ``result``; with ``own_runs`` (--resume or --run K), keeping what other processes wrote to ``path``: the
     runs not in ``own_runs`` and the rows ``result`` lacks are taken from the file, so that `--run K --resume`
     processes of one tag run side by side (a lock under RUNS keeps the read and the write together). Without,
     ``result`` replaces the file (a results file started over)."""
@@ -157,21 +157,23 @@ def main() -> None:
                     seed=cfg.seed, seeds=args.seeds)
     result = dict(date=now(), settings=settings, runs={}, checkpoints={}, references={},
                   machine=dict(python=platform.python_version(), torch=torch.__version__, cpus=os.cpu_count()))
-    if args.resume and os.path.isfile(json_path):  # finished runs and rows stay as they were
+    shared = args.resume or args.run is not None  # the file keeps the rows of this tag's other runs and processes
+    if shared and os.path.isfile(json_path):
         with open(json_path) as f:
             previous = json.load(f)
-        for key in ('runs', 'checkpoints', 'references'):
-            result[key] = previous.get(key, {})
         if previous['settings']['final_seed'] != final_seed or previous['settings']['final_games'] != \
                 args.final_games:
-            raise SystemExit(f'--resume {tag}: its rows were played on {previous["settings"]["final_games"]} games '
-                             f'of env seed {previous["settings"]["final_seed"]}, this command plays '
-                             f'{args.final_games} of env seed {final_seed}: give the same seed and --final-games')
+            raise SystemExit(f'{tag}: its rows were played on {previous["settings"]["final_games"]} games of env seed '
+                             f'{previous["settings"]["final_seed"]}, this command plays {args.final_games} of env '
+                             f'seed {final_seed}: give the same seed and --final-games, or another --tag')
+        if args.resume:  # finished runs and rows stay as they were
+            for key in ('runs', 'checkpoints', 'references'):
+                result[key] = previous.get(key, {})
     ks = range(args.seeds) if args.run is None else [args.run]
     own_runs = [runs.run_name(tag, k, args.seeds > 1) for k in ks] if args.env_steps is not None else []
 
     def save() -> None:
-        save_results(json_path, result, own_runs if args.resume else None)
+        save_results(json_path, result, own_runs if shared else None)
 
     for k, run_tag in zip(ks, own_runs):  # 1. train runs, each with its final rows
         seed = cfg.seed + k
