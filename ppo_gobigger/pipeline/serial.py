@@ -263,7 +263,7 @@ class TrainingRun:
         """On SIGINT/SIGTERM: the state after the last PPO iteration, in a checkpoint that e.checkpoint names."""
         if self._kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
             logger.warning(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
-                         'starts the run again')
+                           'starts the run again')
         elif self.rank.is_main:
             e.checkpoint = self.learner.save(self._learned_envstep, self._resume_state)
             logger.warning(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
