@@ -1,5 +1,6 @@
 """The collector over each DI-engine env manager: every collected step reaches the learner, trajectories are
-bootstrapped exactly where they are cut, and episode ends are marked."""
+bootstrapped exactly where they are cut, and episode ends are marked. Over subprocess envs the collector and the
+evaluator step two halves of the envs in turn; the evaluator plays the same games either way."""
 import os
 
 import numpy as np
@@ -9,13 +10,14 @@ import torch
 from ppo_gobigger.config import compile_config
 from ppo_gobigger.pipeline.build import build_policy
 from ppo_gobigger.pipeline.play.collector import RolloutCollector
-from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+from ppo_gobigger.pipeline.play import evaluator as evaluator_module
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager, env_groups
 
 GAME_STEPS = 20  # frame_limit 40 at step_mul 2
 
 
-def _setup(manager_type):
-    cfg, create = compile_config({
+def _config(manager_type):
+    return compile_config({
         'seed': 1,
         'env': {
             'custom_cfg': {'frame_limit': 2 * GAME_STEPS},
@@ -24,6 +26,10 @@ def _setup(manager_type):
         },
         'policy': {'model': {'hidden_size': 16}, 'collect': {'n_sample': 64}, 'learn': {'batch_size': 32}},
     })
+
+
+def _setup(manager_type):
+    cfg, create = _config(manager_type)
     torch.manual_seed(0)
     collector_env, _ = build_env_managers(cfg, create, evaluate=False)
     policy, _ = build_policy(cfg, create)
@@ -86,3 +92,35 @@ def test_a_game_cut_by_the_rollout_continues_in_the_next():
     done_steps = [int(t) for t in np.nonzero(second['done'][:, 0].numpy())[0]]
     # that game ends 8 steps into the second rollout, and the next one GAME_STEPS later
     assert done_steps == [GAME_STEPS - 12 - 1, 2 * GAME_STEPS - 12 - 1]
+
+
+def test_envs_in_their_own_processes_step_in_two_halves_of_games():
+    class Envs:
+        def __init__(self, env_num, can_send_ahead):
+            self.env_num, self.can_send_ahead = env_num, can_send_ahead
+
+    assert env_groups(Envs(8, True)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert env_groups(Envs(6, True), rows_per_env=2) == [[0, 1, 2, 3], [4, 5]]  # 3 games: a game's rows together
+    assert env_groups(Envs(2, True), rows_per_env=2) == [[0, 1]]  # one game
+    assert env_groups(Envs(8, False)) == [list(range(8))]  # envs in this process: all at once
+
+
+def test_the_evaluator_plays_the_same_games_in_halves_and_all_at_once(monkeypatch):
+    cfg, create = _config('subprocess')
+    torch.manual_seed(0)
+    policy, _ = build_policy(cfg, create, enable_field=['eval'])
+
+    def play():
+        _, env = build_env_managers(cfg, create, collect=False)
+        env.launch()
+        try:
+            evaluator = evaluator_module.Evaluator(env, policy.eval_mode, n_episode=4, seed=7, progress=False)
+            report = evaluator.eval()
+            return report['envstep_count'], evaluator.games
+        finally:
+            close_env_manager(env)
+
+    halves = play()
+    monkeypatch.setattr(evaluator_module, 'env_groups', lambda manager: [list(range(manager.env_num))])
+    assert play() == halves
+    assert halves[0] == 4 * GAME_STEPS and len(halves[1]) == 4

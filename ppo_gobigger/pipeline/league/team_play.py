@@ -17,7 +17,7 @@ such envs so that the rollout collector sees envs of one team each, as with bot 
 A league draws each game's opponents from the pool when the game's first observation is read, and records the outcome
 when it ends.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -25,6 +25,7 @@ from ding.envs import BaseEnvTimestep
 from torch.distributions import Categorical
 
 from ...policy.inference import stack_obs
+from ..play.env_manager import SplitStep
 from .pool import LeaguePool, Member
 
 
@@ -48,6 +49,7 @@ class TeamPlay:
         self._teams = teams
         self.rows_per_env = teams if all_teams else 1  # R
         self._pool = pool
+        self._split = SplitStep(env_manager)
         self._device = device
         self._obs: Dict[int, Dict[str, np.ndarray]] = {}  # env id -> its last observation (G, A, ...)
         # env id -> who plays the game's opponent rows L..G-1 (None: the current weights); rows 0..L-1 learn
@@ -74,8 +76,18 @@ class TeamPlay:
             for i in sorted(ready) for r in range(self._learning_rows(i))
         }
 
+    @property
+    def can_send_ahead(self) -> bool:
+        return getattr(self._env, 'can_send_ahead', False)
+
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
         """``actions`` {collector env id: (A,)} must hold all learning rows of every env it steps."""
+        self.send(actions)
+        return self.receive(list(actions))
+
+    def send(self, actions: Dict[int, Any]) -> None:
+        """The first half of ``step``: the opponents' actions, then every env's step is started (``receive`` reads
+        them)."""
         R = self.rows_per_env
         rows: Dict[int, Dict[int, np.ndarray]] = {}
         for env_row, action in actions.items():
@@ -87,15 +99,19 @@ class TeamPlay:
         if incomplete:
             raise RuntimeError(f'envs {incomplete} did not get actions for exactly the learning rows of their game')
         opponent_actions, bot_levels = self._act_for_opponents(list(rows))
-        env_actions = {
+        self._split.send({
             i: {
                 'action': np.stack([given[r] for r in range(len(given))] + list(opponent_actions[i])),  # (G, A)
                 'bot_level': bot_levels[i],  # (G,)
             }
             for i, given in rows.items()
-        }
+        })
+
+    def receive(self, env_rows: Sequence[int]) -> Dict[int, BaseEnvTimestep]:
+        """The second half of ``step``: the timesteps of the games of ``env_rows`` (collector env ids), per row."""
+        R = self.rows_per_env
         out = {}
-        for i, timestep in self._env.step(env_actions).items():
+        for i, timestep in self._split.receive(list(dict.fromkeys(r // R for r in env_rows))).items():
             info = timestep.info
             for r in range(self._learning_rows(i)):
                 if info.get('abnormal', False) or r == 0:

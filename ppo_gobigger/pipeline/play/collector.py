@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from .env_manager import SplitStep, env_groups
+
 # the keys of RolloutCollector.info() that count events, summed over workers or ranks
 COUNTERS = ('episode_count', 'lost_env_steps', 'env_restarts')
 
@@ -59,24 +61,36 @@ class RolloutCollector:
         rows: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]
         collected = 0  # env steps: the steps of our rows (ids k * R)
         start = time.time()
+        # With two halves of games (a subprocess manager), one half's forward pass runs while the other half steps:
+        # send half g, then read the other half, sent one turn before. With one group, send then read: a step.
+        groups = env_groups(self._env, R)
+        envs = SplitStep(self._env)
+        g = 0
         while collected < self._n_sample:
-            ready = {i: o for i, o in self._env.ready_obs.items() if i not in self._in_flight}
+            group = set(groups[g])
+            ready = {i: o for i, o in self._env.ready_obs.items() if i in group and i not in self._in_flight}
             budget = self._n_sample - collected - sum(1 for i in self._in_flight if i % R == 0)
             # never step more games than the rollout still needs (all the ready rows of each); an async manager
             # returns the steps in flight only from a step() that carries at least one action, so it may overshoot
-            games = list(dict.fromkeys(i // R for i in ready))[:max(budget, 1 if self._in_flight else 0)]
+            drain = 1 if self._in_flight and len(groups) == 1 else 0
+            games = list(dict.fromkeys(i // R for i in ready))[:max(budget, drain)]
             ready = {i: o for i, o in ready.items() if i // R in games}
-            if not ready:
-                time.sleep(0.001)  # the envs are resetting, or (async) all in flight
+            if ready:
+                output = self._policy.forward(ready)
+                for i, out in output.items():
+                    # the value of this observation bootstraps the previous step of the same trajectory
+                    if rows[i] and not rows[i][-1]['cut']:
+                        rows[i][-1]['next_value'] = out['value']
+                    self._in_flight[i] = (ready[i], out)
+                envs.send({i: out['action'] for i, out in output.items()})
+            g = (g + 1) % len(groups)
+            # the next half's steps; with one group, those just sent (an async manager answers only to a step)
+            sent = [i for i in groups[g] if i in self._in_flight and (len(groups) > 1 or ready)]
+            if not sent:
+                if not ready:
+                    time.sleep(0.001)  # the envs are resetting, or (async) all in flight
                 continue
-            output = self._policy.forward(ready)
-            for i, out in output.items():
-                # the value of this observation bootstraps the previous step of the same trajectory
-                if rows[i] and not rows[i][-1]['cut']:
-                    rows[i][-1]['next_value'] = out['value']
-                self._in_flight[i] = (ready[i], out)
-            timesteps = self._env.step({i: out['action'] for i, out in output.items()})
-            for i, timestep in timesteps.items():
+            for i, timestep in envs.receive(sent).items():
                 obs, out = self._in_flight.pop(i)
                 if timestep.info.get('abnormal', False):
                     # the game step failed: this step is lost; the trajectory before it ends here, bootstrapped

@@ -11,7 +11,7 @@ import logging
 import os
 import signal
 import time
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 from ding.envs import BaseEnvTimestep
 from ding.envs.env_manager import SyncSubprocessEnvManager
@@ -25,6 +25,8 @@ MAX_FAILURES_IN_A_ROW = 3  # failed steps of one env with no good step between t
 
 class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
     """``subprocess`` manager whose envs may die, hang past ``step_timeout`` or raise: the others go on."""
+
+    can_send_ahead = True  # send() returns while the env processes step
 
     def __init__(self, env_fn, cfg) -> None:
         super().__init__(env_fn, cfg)
@@ -66,12 +68,23 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
         self.env_restarts += 1
 
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        self.send(actions)
+        return self.receive(list(actions))
+
+    def send(self, actions: Dict[int, Any]) -> None:
+        """The first half of ``step``: hand each env its action and return while the envs step (``receive`` ends
+        the step), so that the caller can work meanwhile: e.g. the forward pass of envs not sent any action."""
         self._check_closed()
-        timeout = self._cfg.step_timeout
         for env_id, act in actions.items():
             self._pipe_parents[env_id].send(['step', [act], None])
+
+    def receive(self, env_ids: Sequence[int]) -> Dict[int, BaseEnvTimestep]:
+        """The second half of ``step``: wait for the steps ``send`` started in ``env_ids``; their timesteps, as
+        ``step`` returns them."""
+        self._check_closed()
+        timeout = self._cfg.step_timeout
         timesteps = {}
-        for env_id in actions:
+        for env_id in env_ids:
             pipe = self._pipe_parents[env_id]
             try:
                 if timeout is not None and not pipe.poll(timeout):
@@ -125,6 +138,39 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
                 process.join()
         for pipe in self._pipe_parents.values():
             pipe.close()
+
+
+def env_groups(manager, rows_per_env: int = 1) -> List[List[int]]:
+    """How a collector or an evaluator steps ``manager``'s envs: in two fixed halves of its games where the envs can
+    be sent their actions before their steps are read (``can_send_ahead``: envs in their own processes; one half's
+    forward pass then runs while the other half steps), else all at once. A game is ``rows_per_env`` env ids."""
+    games = manager.env_num // rows_per_env
+    if not getattr(manager, 'can_send_ahead', False) or games < 2:
+        return [list(range(manager.env_num))]
+    half = (games + 1) // 2
+    return [list(range(half * rows_per_env)), list(range(half * rows_per_env, manager.env_num))]
+
+
+class SplitStep:
+    """``send`` / ``receive`` over any env manager: the manager's own where it has them, else ``send`` keeps the
+    actions and ``receive`` steps them in one call (the envs step in ``receive``; an async manager returns the envs
+    that are ready, which may not be the ones asked for)."""
+
+    def __init__(self, manager) -> None:
+        self._manager = manager
+        self._actions: Dict[int, Any] = {}
+
+    def send(self, actions: Dict[int, Any]) -> None:
+        if hasattr(self._manager, 'send'):
+            self._manager.send(actions)
+        else:
+            self._actions.update(actions)
+
+    def receive(self, env_ids: Sequence[int]) -> Dict[int, BaseEnvTimestep]:
+        if hasattr(self._manager, 'receive'):
+            return self._manager.receive(env_ids)
+        actions, self._actions = self._actions, {}
+        return self._manager.step(actions)
 
 
 def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True,

@@ -14,7 +14,7 @@ import numpy as np
 from tabulate import tabulate
 
 from ..progress import Progress
-from .env_manager import wait_until_idle
+from .env_manager import SplitStep, env_groups, wait_until_idle
 
 # The report's fields, in order. DI-engine's evaluator fields first, then the game's outcome.
 REPORT_FIELDS = (
@@ -63,28 +63,41 @@ class Evaluator:
         episodes: List[Dict[str, Any]] = []
         played = [0] * env_num
         envstep = 0
+        # With two halves of envs (a subprocess manager), one half's forward pass runs while the other half steps.
+        groups, envs = env_groups(self._env), SplitStep(self._env)
+        sent: List[List[int]] = [[] for _ in groups]  # per group, the envs stepping (sent, not received)
+        g = 0
         with Progress('evaluation', self._n_episode, 'game', self._progress, leave=False) as progress:
-            while sum(played[i] >= quota[i] for i in range(env_num)) < env_num:
-                ready = self._env.ready_obs
-                if not ready:
-                    time.sleep(0.001)
-                    continue
-                # envs past their quota keep playing (simplest for every manager) but are not counted
-                output = self._policy.forward(ready)
-                timesteps = self._env.step({i: out['action'] for i, out in output.items()})
-                games_before = len(episodes)
-                for i, timestep in timesteps.items():
-                    if played[i] >= quota[i]:
-                        continue
-                    if timestep.info.get('abnormal', False):
-                        logging.warning(f'evaluator env {i} returned an abnormal step ({timestep.info}); replaying')
-                        self._env.reset({i: None})
-                        continue
-                    envstep += 1
-                    if timestep.done:
-                        played[i] += 1
-                        episodes.append(timestep.info)
-                progress.update(len(episodes) - games_before, postfix=f'{envstep} env steps')
+            while True:
+                if sent[g]:
+                    timesteps = envs.receive(sent[g])
+                    sent[g] = []
+                    games_before = len(episodes)
+                    for i, timestep in timesteps.items():
+                        if played[i] >= quota[i]:  # envs past their quota keep playing, not counted
+                            continue
+                        if timestep.info.get('abnormal', False):
+                            logging.warning(f'evaluator env {i} returned an abnormal step ({timestep.info}); replaying')
+                            self._env.reset({i: None})
+                            continue
+                        envstep += 1
+                        if timestep.done:
+                            played[i] += 1
+                            episodes.append(timestep.info)
+                    progress.update(len(episodes) - games_before, postfix=f'{envstep} env steps')
+                if all(played[i] >= quota[i] for i in range(env_num)):
+                    break
+                ready = {i: obs for i, obs in self._env.ready_obs.items() if i in groups[g]}
+                if ready:
+                    output = self._policy.forward(ready)
+                    envs.send({i: out['action'] for i, out in output.items()})
+                    sent[g] = list(ready)
+                elif not any(sent):
+                    time.sleep(0.001)  # every env is resetting
+                g = (g + 1) % len(groups)
+        for ids in sent:  # steps past every quota: read, so that the envs are idle again
+            if ids:
+                envs.receive(ids)
         duration = time.time() - start
         wait_until_idle(self._env)  # the last games' resets run in the background: let them end
         self.games = sorted((dict(game_seed=e['game_seed'], **e['episode_info']) for e in episodes),
