@@ -167,20 +167,26 @@ class StepTimer:
         self.manager_calls = self.inference_calls = self.env_steps = 0
 
     def wrap_manager(self, manager) -> None:
-        step = manager.step
+        """Times ``step``, or ``send`` + ``receive`` where the collector steps the envs in two halves (the env-side
+        times come with the timesteps, from ``receive``)."""
+        def timed(call, count):
+            def timed_call(*args):
+                start = time.perf_counter()
+                timesteps = call(*args)
+                self.manager_s += time.perf_counter() - start
+                if count:
+                    env_s = [ts.info.get('env_step_s', 0.0) for ts in timesteps.values()]
+                    self.env_sum_s += sum(env_s)
+                    self.env_critical_s += (max(env_s) if self.parallel_envs else sum(env_s)) if env_s else 0.0
+                    self.env_steps += len(env_s)
+                    self.manager_calls += 1
+                return timesteps
+            return timed_call
 
-        def timed_step(actions):
-            start = time.perf_counter()
-            timesteps = step(actions)
-            self.manager_s += time.perf_counter() - start
-            env_s = [ts.info.get('env_step_s', 0.0) for ts in timesteps.values()]
-            self.env_sum_s += sum(env_s)
-            self.env_critical_s += (max(env_s) if self.parallel_envs else sum(env_s)) if env_s else 0.0
-            self.env_steps += len(env_s)
-            self.manager_calls += 1
-            return timesteps
-
-        manager.step = timed_step
+        manager.step = timed(manager.step, True)
+        if hasattr(manager, 'receive'):
+            manager.send = timed(manager.send, False)
+            manager.receive = timed(manager.receive, True)
 
     def wrap_policy(self, collect_mode):
         """A copy of the policy's collect_mode (a namedtuple) whose forward is timed."""

@@ -16,20 +16,20 @@ from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env
 GAME_STEPS = 20  # frame_limit 40 at step_mul 2
 
 
-def _config(manager_type):
+def _config(manager_type, env_num=2):
     return compile_config({
         'seed': 1,
         'env': {
             'custom_cfg': {'frame_limit': 2 * GAME_STEPS},
-            'collector_env_num': 2,
+            'collector_env_num': env_num,
             'manager': {'type': manager_type},
         },
         'policy': {'model': {'hidden_size': 16}, 'collect': {'n_sample': 64}, 'learn': {'batch_size': 32}},
     })
 
 
-def _setup(manager_type):
-    cfg, create = _config(manager_type)
+def _setup(manager_type, env_num=2):
+    cfg, create = _config(manager_type, env_num)
     torch.manual_seed(0)
     collector_env, _ = build_env_managers(cfg, create, evaluate=False)
     policy, _ = build_policy(cfg, create)
@@ -38,9 +38,11 @@ def _setup(manager_type):
     return collector_env, RolloutCollector(collector_env, policy.collect_mode, cfg.policy.collect.n_sample)
 
 
-@pytest.mark.parametrize('manager_type', ['base', 'subprocess', 'async_subprocess'])
-def test_every_step_reaches_the_learner(manager_type):
-    env, collector = _setup(manager_type)
+@pytest.mark.parametrize('manager_type, env_num', [('base', 2), ('subprocess', 2), ('subprocess', 4),
+                                                    ('async_subprocess', 2)])
+def test_every_step_reaches_the_learner(manager_type, env_num):
+    env, collector = _setup(manager_type, env_num)
+    assert len(env_groups(env)) == (2 if (manager_type, env_num) == ('subprocess', 4) else 1)  # 4 envs: halves
     try:
         rollouts = [collector.collect() for _ in range(3)]
         if hasattr(os, 'SCHED_BATCH'):  # env processes yield to the trainer on wake-up; the trainer is unchanged
@@ -100,13 +102,16 @@ def test_envs_in_their_own_processes_step_in_two_halves_of_games():
             self.env_num, self.can_send_ahead = env_num, can_send_ahead
 
     assert env_groups(Envs(8, True)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
-    assert env_groups(Envs(6, True), rows_per_env=2) == [[0, 1, 2, 3], [4, 5]]  # 3 games: a game's rows together
-    assert env_groups(Envs(2, True), rows_per_env=2) == [[0, 1]]  # one game
+    assert env_groups(Envs(5, True)) == [[0, 1, 2], [3, 4]]
+    assert env_groups(Envs(10, True), rows_per_env=2) == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9]]  # a game's rows together
+    assert env_groups(Envs(6, True), rows_per_env=2) == [list(range(6))]  # 3 games: all at once
+    assert env_groups(Envs(2, True)) == [[0, 1]]  # the evaluator's 2 envs
     assert env_groups(Envs(8, False)) == [list(range(8))]  # envs in this process: all at once
 
 
 def test_the_evaluator_plays_the_same_games_in_halves_and_all_at_once(monkeypatch):
     cfg, create = _config('subprocess')
+    cfg.env.evaluator_env_num = 4  # halves of 2
     torch.manual_seed(0)
     policy, _ = build_policy(cfg, create, enable_field=['eval'])
 

@@ -207,11 +207,12 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
     assert pool.members[0].games == games['member']
 
 
-def test_a_league_with_all_teams_trains_on_its_self_play_games_every_team(tmp_path):
+@pytest.mark.parametrize('manager', ['env.manager.type=base', 'env.collector_env_num=4'])  # 4 subprocess envs: halves
+def test_a_league_with_all_teams_trains_on_its_self_play_games_every_team(tmp_path, manager):
     from ppo_gobigger import train
     main_config, create_config = small_config(
         tmp_path, "env.opponent='league'", 'league.all_teams=True', 'league.bot_levels=[3]', 'league.self_play=0.5',
-        'league.snapshot_every=100', 'env.manager.type=base', 'max_env_step=512'
+        'league.snapshot_every=100', manager, 'max_env_step=512'
     )
     train(main_config, create_config, seed=0, progress=False)
     log = read_jsonl(tmp_path / 'learner.jsonl')

@@ -140,12 +140,20 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
             pipe.close()
 
 
+# Games from which a collector or an evaluator steps its envs in two halves. Measured on this project's 2 cores (fast
+# engine, vs-bots config, 2 runs each in ABBA order): 8 collector envs trained 5.7% faster in halves (190.5 against
+# 180.3 env steps/s), 2 evaluator envs evaluated 2.6% slower (247.5 against 254.2: one env per half, each forward
+# pass serves one game at nearly the cost of two).
+MIN_GAMES_IN_HALVES = 4
+
+
 def env_groups(manager, rows_per_env: int = 1) -> List[List[int]]:
     """How a collector or an evaluator steps ``manager``'s envs: in two fixed halves of its games where the envs can
     be sent their actions before their steps are read (``can_send_ahead``: envs in their own processes; one half's
-    forward pass then runs while the other half steps), else all at once. A game is ``rows_per_env`` env ids."""
+    forward pass then runs while the other half steps) and there are ``MIN_GAMES_IN_HALVES`` games or more, else all
+    at once. A game is ``rows_per_env`` env ids."""
     games = manager.env_num // rows_per_env
-    if not getattr(manager, 'can_send_ahead', False) or games < 2:
+    if not getattr(manager, 'can_send_ahead', False) or games < MIN_GAMES_IN_HALVES:
         return [list(range(manager.env_num))]
     half = (games + 1) // 2
     return [list(range(half * rows_per_env)), list(range(half * rows_per_env, manager.env_num))]
