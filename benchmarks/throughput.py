@@ -10,12 +10,10 @@ outside its rate.
 
 Training rate: the training loop of pipeline/serial.py without its evaluations (RolloutCollector + Learner over
 the config's collector env manager): env steps / (collection + learning time). Inside it the policy forward
-(inference), each env process's step (timed in the env) and the manager's step call are timed; IPC/manager
-overhead = the manager's step call minus its slowest env's step (base manager: minus the sum of its envs' steps).
-
+(inference), each env process's step (timed in the env) and the manager's calls are timed; IPC/manager overhead =
+the manager's calls minus its slowest env's step (base manager: minus the sum of its envs' steps).
 With --eval-episodes N, one evaluation of N games (the evaluator of `gobigger-eval`, the config's evaluator envs,
 against its bots) is timed too and compared with the raw rate of as many processes with bots on every side.
-
 Prints a breakdown and the ratios training rate / raw rate last; writes benchmarks/results/throughput.json.
 The machine is shared and noisy: only the ratio, taken in the same run, is worth comparing between runs.
 """
@@ -167,26 +165,22 @@ class StepTimer:
         self.manager_calls = self.inference_calls = self.env_steps = 0
 
     def wrap_manager(self, manager) -> None:
-        """Times ``step``, or ``send`` + ``receive`` where the collector steps the envs in two halves (the env-side
-        times come with the timesteps, from ``receive``)."""
-        def timed(call, count):
+        """Times ``send`` + ``receive`` where the manager has them (the collector's calls), else ``step``."""
+        def timed(call):
             def timed_call(*args):
                 start = time.perf_counter()
-                timesteps = call(*args)
+                timesteps = call(*args)  # send returns None
                 self.manager_s += time.perf_counter() - start
-                if count:
-                    env_s = [ts.info.get('env_step_s', 0.0) for ts in timesteps.values()]
-                    self.env_sum_s += sum(env_s)
-                    self.env_critical_s += (max(env_s) if self.parallel_envs else sum(env_s)) if env_s else 0.0
-                    self.env_steps += len(env_s)
-                    self.manager_calls += 1
+                env_s = [ts.info.get('env_step_s', 0.0) for ts in (timesteps or {}).values()]
+                self.env_sum_s += sum(env_s)
+                self.env_critical_s += (max(env_s) if self.parallel_envs else sum(env_s)) if env_s else 0.0
+                self.env_steps += len(env_s)
+                self.manager_calls += timesteps is not None
                 return timesteps
             return timed_call
 
-        manager.step = timed(manager.step, True)
-        if hasattr(manager, 'receive'):
-            manager.send = timed(manager.send, False)
-            manager.receive = timed(manager.receive, True)
+        for name in (('send', 'receive') if hasattr(manager, 'receive') else ('step', )):
+            setattr(manager, name, timed(getattr(manager, name)))
 
     def wrap_policy(self, collect_mode):
         """A copy of the policy's collect_mode (a namedtuple) whose forward is timed."""
