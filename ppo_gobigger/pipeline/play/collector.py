@@ -63,12 +63,11 @@ class RolloutCollector:
         start = time.time()
         # With two halves of games (a subprocess manager), one half's forward pass runs while the other half steps:
         # send half g, then read the other half, sent one turn before. With one group, send then read: a step.
-        groups = env_groups(self._env, R)
+        groups = [set(group) for group in env_groups(self._env, R)]
         envs = SplitStep(self._env)
         g = 0
         while collected < self._n_sample:
-            group = set(groups[g])
-            ready = {i: o for i, o in self._env.ready_obs.items() if i in group and i not in self._in_flight}
+            ready = {i: o for i, o in self._env.ready_obs.items() if i in groups[g] and i not in self._in_flight}
             budget = self._n_sample - collected - sum(1 for i in self._in_flight if i % R == 0)
             # never step more games than the rollout still needs (all the ready rows of each); an async manager
             # returns the steps in flight only from a step() that carries at least one action, so it may overshoot
