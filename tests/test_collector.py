@@ -11,7 +11,7 @@ from ppo_gobigger.config import compile_config
 from ppo_gobigger.pipeline.build import build_policy
 from ppo_gobigger.pipeline.play.collector import RolloutCollector
 from ppo_gobigger.pipeline.play import evaluator as evaluator_module
-from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager, env_groups
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager, env_cores, env_groups
 
 GAME_STEPS = 20  # frame_limit 40 at step_mul 2
 
@@ -45,10 +45,14 @@ def test_every_step_reaches_the_learner(manager_type, env_num):
     assert len(env_groups(env)) == (2 if (manager_type, env_num) == ('subprocess', 4) else 1)  # 4 envs: halves
     try:
         rollouts = [collector.collect() for _ in range(3)]
+        envs = [p.pid for p in env._subprocesses.values()] if manager_type != 'base' else []
         if hasattr(os, 'SCHED_BATCH'):  # env processes yield to the trainer on wake-up; the trainer is unchanged
-            envs = [p.pid for p in env._subprocesses.values()] if manager_type != 'base' else []
             assert [os.sched_getscheduler(pid) for pid in envs] == [os.SCHED_BATCH] * len(envs)
             assert os.sched_getscheduler(0) == os.SCHED_OTHER
+        if hasattr(os, 'sched_getaffinity'):  # env i on core i mod n of the trainer's cores; the trainer unpinned
+            cores = sorted(os.sched_getaffinity(0))
+            assert [os.sched_getaffinity(pid) for pid in envs] == [{cores[i % len(cores)]} for i in range(len(envs))]
+            assert sorted(os.sched_getaffinity(0)) == cores
     finally:
         close_env_manager(env)
     total = 0
@@ -129,3 +133,13 @@ def test_the_evaluator_plays_the_same_games_in_halves_and_all_at_once(monkeypatc
     monkeypatch.setattr(evaluator_module, 'env_groups', lambda manager: [list(range(manager.env_num))])
     assert play() == halves
     assert halves[0] == 4 * GAME_STEPS and len(halves[1]) == 4
+
+
+def test_env_cores_round_robin_over_the_allowed_cores(monkeypatch):
+    """A share of the run's envs (a torchrun rank's or a Ray worker's) continues the round robin where the share
+    before it stopped, over the cores this process may use (taskset's)."""
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {5, 2, 7}, raising=False)
+    assert env_cores(0, 4) == [2, 5, 7, 2]
+    assert env_cores(4, 3) == [5, 7, 2]
+    monkeypatch.delattr(os, 'sched_getaffinity', raising=False)
+    assert env_cores(0, 2) == [None, None]

@@ -43,7 +43,8 @@ class LocalWorkers:
         self._league = league
         self._report_path = os.path.join(exp_dir, 'evaluator.jsonl')
         self._collector_env, self._evaluator_env = build_env_managers(
-            cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop]
+            cfg, create_cfg, evaluate=rank.is_main, first_episodes=self._first_episodes[envs.start:envs.stop],
+            first_env=envs.start
         )
 
     def start(self):

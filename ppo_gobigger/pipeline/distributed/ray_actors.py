@@ -65,7 +65,8 @@ class RolloutWorker:
         share = share_config(cfg, envs)
         share.policy.cuda = False
         set_global_seed(cfg.seed + envs.start)
-        self._env, _ = build_env_managers(share, create_cfg, evaluate=False, first_episodes=first_episodes)
+        self._env, _ = build_env_managers(share, create_cfg, evaluate=False, first_episodes=first_episodes,
+                                          first_env=envs.start)
         policy, self._model = build_policy(share, create_cfg, enable_field=['collect'])
         self._env.seed(cfg.seed + envs.start, dynamic_seed=True)
         self._env.launch()

@@ -11,7 +11,7 @@ import logging
 import os
 import signal
 import time
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ding.envs import BaseEnvTimestep
 from ding.envs.env_manager import SyncSubprocessEnvManager
@@ -182,10 +182,12 @@ class SplitStep:
 
 
 def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True, evaluate: bool = True,
-                       first_episodes=None):
+                       first_episodes=None, first_env: int = 0):
     """(collector manager or None, evaluator manager or None) from env.manager (type + the manager's own keys).
 
     ``first_episodes``: per collector env, the games it already played (a resumed run continues from there).
+    ``first_env``: the run's index of the first collector env here (a torchrun rank's or a Ray worker's share), so
+    that shares on one machine run on different cores (``env_cores``).
     """
     env_cls = _env_class(create_cfg)
     env_cfg = copy.deepcopy(cfg.env)
@@ -195,7 +197,7 @@ def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True
         cfgs = env_cls.create_collector_env_cfg(env_cfg)
         for c, first in zip(cfgs, first_episodes or [0] * len(cfgs)):
             c.first_episode = first
-        collector_env = _make_env_manager(env_cls, cfgs, manager_cfg)
+        collector_env = _make_env_manager(env_cls, cfgs, manager_cfg, first_env)
     evaluator_env = None
     if evaluate:
         evaluator_env = _make_env_manager(env_cls, env_cls.create_evaluator_env_cfg(env_cfg), _lockstep(manager_cfg))
@@ -216,11 +218,13 @@ def _env_class(create_cfg: EasyDict):
     return ENV_REGISTRY.get(create_cfg.env.type)
 
 
-def _make_env_manager(env_cls, cfgs: Sequence[Mapping], manager: EasyDict):
+def _make_env_manager(env_cls, cfgs: Sequence[Mapping], manager: EasyDict, first_env: int = 0):
     from ding.envs.env_manager import create_env_manager
 
     if manager.type in ('subprocess', 'async_subprocess'):  # env_fn runs in each env's own process
-        env_fns = [functools.partial(_env_in_own_process, env_cls, c, os.getpid()) for c in cfgs]
+        cores = env_cores(first_env, len(cfgs))
+        env_fns = [functools.partial(_env_in_own_process, env_cls, c, os.getpid(), core)
+                   for c, core in zip(cfgs, cores)]
     else:  # env_fn runs in this process
         env_fns = [functools.partial(env_cls, c) for c in cfgs]
     if manager.type == 'subprocess':
@@ -230,10 +234,24 @@ def _make_env_manager(env_cls, cfgs: Sequence[Mapping], manager: EasyDict):
     return create_env_manager(manager, env_fns)
 
 
-def _env_in_own_process(env_cls, cfg: Mapping, manager_pid: int):
+def _env_in_own_process(env_cls, cfg: Mapping, manager_pid: int, core: Optional[int]):
     if os.getpid() != manager_pid:  # DI-engine also makes one env in the manager's process, to size shared memory
         yield_on_wakeup()
+        if core is not None:
+            os.sched_setaffinity(0, {core})
     return env_cls(cfg)
+
+
+def env_cores(first_env: int, env_num: int) -> List[Optional[int]]:
+    """The core each env process runs on, for the run's envs ``first_env`` .. ``first_env + env_num - 1``: env i
+    on the (i mod n)-th of the n cores this process may use (under ``taskset``, the cores it allows). Left to the
+    scheduler, an env woken by its action was often queued behind another env for ~0.8 ms (2 envs on 2 cores: the
+    second env's step started 0.95-1.0 ms after the actions left, against 0.21 ms pinned). None (not pinned) where
+    the OS has no affinity call."""
+    if not hasattr(os, 'sched_getaffinity'):
+        return [None] * env_num
+    cores = sorted(os.sched_getaffinity(0))
+    return [cores[i % len(cores)] for i in range(first_env, first_env + env_num)]
 
 
 def yield_on_wakeup() -> None:
