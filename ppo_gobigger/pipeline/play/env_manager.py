@@ -238,7 +238,10 @@ def _env_in_own_process(env_cls, cfg: Mapping, manager_pid: int, core: Optional[
     if os.getpid() != manager_pid:  # DI-engine also makes one env in the manager's process, to size shared memory
         yield_on_wakeup()
         if core is not None:
-            os.sched_setaffinity(0, {core})
+            try:
+                os.sched_setaffinity(0, {core})
+            except OSError:  # the core went away (hotplug, a cpuset changed since): the scheduler places it
+                pass
     return env_cls(cfg)
 
 
