@@ -11,7 +11,8 @@ outside its rate.
 Training rate: the training loop of pipeline/serial.py without its evaluations (RolloutCollector + Learner over
 the config's collector env manager): env steps / (collection + learning time). Inside it the policy forward
 (inference), each env process's step (timed in the env) and the manager's calls are timed; IPC/manager overhead =
-the manager's calls minus its slowest env's step (base manager: minus the sum of its envs' steps).
+the manager's calls minus its slowest env's step (base manager: minus the sum of its envs' steps); with the envs
+stepped in two halves, one half's steps overlap the other half's forward pass: only the wait for the envs is given.
 With --eval-episodes N, one evaluation of N games (the evaluator of `gobigger-eval`, the config's evaluator envs,
 against its bots) is timed too and compared with the raw rate of as many processes with bots on every side.
 Prints a breakdown and the ratios training rate / raw rate last; writes benchmarks/results/throughput.json.
@@ -50,7 +51,7 @@ from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.build import build_policy, set_global_seed
 from ppo_gobigger.pipeline.learn.learner import Learner
 from ppo_gobigger.pipeline.play.collector import RolloutCollector
-from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
+from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager, env_groups
 from ppo_gobigger.pipeline.play.evaluator import Evaluator
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'throughput.json')
@@ -214,6 +215,7 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
             timer.wrap_manager(collector_env)
             collect_mode = timer.wrap_policy(policy.collect_mode)
             collector = RolloutCollector(collector_env, collect_mode, cfg.policy.collect.n_sample)
+            halves = len(env_groups(collector_env)) > 1
             for _ in range(iterations):
                 rollout = collector.collect()
                 start = time.perf_counter()
@@ -234,7 +236,7 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
         manager_calls=timer.manager_calls, env_step_critical_s=timer.env_critical_s,
         env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
         ipc_manager_s=timer.manager_s - timer.env_critical_s,
-        collector_other_s=collect_total - timer.manager_s - timer.inference_s, evaluation=evaluation,
+        collector_other_s=collect_total - timer.manager_s - timer.inference_s, evaluation=evaluation, halves=halves,
     )
 
 
@@ -276,14 +278,12 @@ def breakdown_rows(raw: Dict, train: Dict) -> List[tuple]:
         ('features (our team)', raw['features_step_ms'], 'ms/step', f'{raw["features_step_ms"] / env_raw_ms:6.1%} '
          'on top of raw env step'),
         ('env step in training', train['env_step_ms'], 'ms/step', 'measured inside the env processes'),
-        ('IPC / manager', 1e3 * train['ipc_manager_s'] / steps, 'ms/step', share(train['ipc_manager_s'])),
-        ('inference (forward)', 1e3 * train['inference_s'] / steps, 'ms/step', share(train['inference_s'])),
-        ('envs (critical path)', 1e3 * train['env_step_critical_s'] / steps, 'ms/step',
-         share(train['env_step_critical_s'])),
-        ('collector bookkeeping', 1e3 * train['collector_other_s'] / steps, 'ms/step',
-         share(train['collector_other_s'])),
-        ('learning', 1e3 * sum(train['learn_s']) / steps, 'ms/step', share(sum(train['learn_s']))),
     ]
+    parts = ([('waiting for the envs (halves)', train['manager_step_s'])] if train['halves'] else
+             [('IPC / manager', train['ipc_manager_s']), ('envs (critical path)', train['env_step_critical_s'])])
+    parts += [('inference (forward)', train['inference_s']), ('collector bookkeeping', train['collector_other_s']),
+              ('learning', sum(train['learn_s']))]
+    rows += [(name, 1e3 * seconds / steps, 'ms/step', share(seconds)) for name, seconds in parts]
     if train['evaluation'] is not None:
         rows.append(('evaluation (one)', train['evaluation']['seconds'], 's', 'excluded from the training rate'))
     else:
@@ -294,10 +294,10 @@ def breakdown_rows(raw: Dict, train: Dict) -> List[tuple]:
 def print_report(settings: Dict, raw: Dict, raw_bots: Dict, train: Dict, ratios: Dict) -> None:
     print(f'\n{settings["preset"]}, {settings["env_num"]} envs, {settings["manager"]} manager, '
           f'{settings["iterations"]} iterations of {settings["n_sample"]} steps, raw {settings["raw_seconds"]:.0f} s')
-    print(f'{"component":24} {"value":>9} {"unit":8} note  (game/bots/features: wall ms in one raw process, '
+    print(f'{"component":29} {"value":>9} {"unit":8} note  (game/bots/features: wall ms in one raw process, '
           f'inflated when processes outnumber cores; shares are what to read)')
     for name, value, unit, note in breakdown_rows(raw, train):
-        print(f'{name:24} {value:9.3f} {unit:8} {note}')
+        print(f'{name:29} {value:9.3f} {unit:8} {note}')
     print(f'raw rate       {raw["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots, '
           f'our team random)')
     print(f'raw rate       {raw_bots["env_steps_per_s"]:8.0f} env steps/s ({settings["env_num"]} processes, game + bots, '
