@@ -229,15 +229,15 @@ def measure_training(cfg, create_cfg, iterations: int, eval_episodes: int) -> Di
         close_env_manager(collector_env)
         close_env_manager(evaluator_env)
     collect_total, learn_total = sum(collect_s), sum(learn_s)
+    split = {} if halves else dict(  # in halves, env steps overlap the other half's forward: no critical path
+        env_step_critical_s=timer.env_critical_s, ipc_manager_s=timer.manager_s - timer.env_critical_s)
     return dict(  # env_steps_returned: every step the manager handed back while collecting
         env_steps=steps, env_steps_returned=timer.env_steps, reached_learner=steps / max(timer.env_steps, 1),
         env_steps_per_s=steps / (collect_total + learn_total), collect_s=collect_s, learn_s=learn_s,
         inference_s=timer.inference_s, inference_calls=timer.inference_calls, manager_step_s=timer.manager_s,
-        manager_calls=timer.manager_calls, env_step_critical_s=timer.env_critical_s,
-        env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
-        ipc_manager_s=timer.manager_s - timer.env_critical_s,
+        manager_calls=timer.manager_calls, env_step_ms=1e3 * timer.env_sum_s / max(timer.env_steps, 1),
         collector_other_s=collect_total - timer.manager_s - timer.inference_s, evaluation=evaluation, halves=halves,
-    )
+        **split)
 
 
 def time_evaluation(cfg, evaluator_env, policy, episodes: int, exp_dir: str) -> Dict:
