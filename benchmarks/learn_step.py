@@ -6,7 +6,7 @@
    --checkpoint (zoo/st_t2p2_selfplay_s0.pth.tar): trained players split, and the encoder's cost grows with the
    clones in view, so a rollout of random play would flatter the learner.
 2. The learner's PPO iteration on it (the policy's learn mode, as Learner.train runs it, inside
-   ``learning_threads``) once for each --threads setting, alternated A/B/A/B for --repeats rounds in this one
+   ``torch_threads``) once for each --threads setting, alternated A/B/A/B for --repeats rounds in this one
    process; every call starts from the checkpoint's weights, a fresh optimizer and value normalisation, and the
    same minibatch order.
 
@@ -33,7 +33,7 @@ from ppo_gobigger.cli import BOTS_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.distributed.torchrun import rank_config, rank_from_env
-from ppo_gobigger.pipeline.learn.learner import cores_per_process, learning_threads
+from ppo_gobigger.pipeline.learn.learner import cores_per_process, torch_threads
 from ppo_gobigger.pipeline.serial import TrainingRun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -73,7 +73,7 @@ def time_learning(learn_mode, rollout, threads: List[int], repeats: int) -> Dict
         for n in threads:
             learn_mode.load_state_dict(copy.deepcopy(start_state))
             torch.manual_seed(0)  # the same minibatch order
-            with learning_threads(n):
+            with torch_threads(n):
                 start = time.perf_counter()
                 stats = learn_mode.forward(rollout)
                 seconds[str(n)].append(time.perf_counter() - start)

@@ -27,7 +27,7 @@ SMALL = [
     'policy.eval.evaluator.eval_freq=512',
     'max_env_step=1024',
     # learning on one thread: the default (every core) made an iteration's 4 updates take 0.5-8 s instead of 0.06 s
-    # on the 2 shared cores of a test run (learning_threads is tested on its own below)
+    # on the 2 shared cores of a test run (torch_threads is tested on its own below)
     'policy.learn.torch_threads=1',
 ]
 
@@ -75,10 +75,20 @@ def test_training_writes_checkpoints_and_reports(trained):
     assert os.stat(exp_dir / 'ckpt' / 'iteration_16.pth.tar').st_mode == os.stat(probe).st_mode
 
 
-def test_eval_of_the_checkpoint(trained):
+def test_eval_of_the_checkpoint(trained, monkeypatch):
     from ppo_gobigger import evaluate
+    from ppo_gobigger.pipeline.play.evaluator import Evaluator
     exp_dir, _ = trained
-    report = evaluate(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), episodes=2)
+    threads_seen, real_eval = [], Evaluator.eval
+    monkeypatch.setattr(Evaluator, 'eval', lambda self, *a: threads_seen.append(torch.get_num_threads()) or
+                        real_eval(self, *a))  # the real evaluation, the acting threads noted
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        report = evaluate(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), episodes=2)
+        assert threads_seen == [1] and torch.get_num_threads() == 2  # policy.torch_threads, then given back
+    finally:
+        torch.set_num_threads(before)
     assert report['episode_count'] == 2 and report['train_iter'] == 16
     # each game's outcome, by game seed: the evaluation seed's held-out (odd) games of the evaluator envs
     games = report['games']
@@ -360,7 +370,7 @@ def test_demonstrations_stop_at_the_step_that_reaches_the_budget(tmp_path):
     assert demos['env_steps'] == 40 and len(demos['action']) == 40
 
 
-def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):
+def test_torch_threads_for_learning_take_every_core_then_give_them_back(monkeypatch):
     """Learning and the kickstart's imitation run on every core of the process's share (the env processes wait), or
     on policy.learn.torch_threads when set; the trainer's own thread count comes back afterwards."""
     from ppo_gobigger.pipeline.learn import learner
@@ -368,10 +378,10 @@ def test_learning_threads_takes_every_core_then_gives_them_back(monkeypatch):
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with learner.learning_threads(None):
+        with learner.torch_threads(None):
             assert torch.get_num_threads() == 3
         assert torch.get_num_threads() == 1
-        with learner.learning_threads(2):
+        with learner.torch_threads(2):
             assert torch.get_num_threads() == 2
         assert torch.get_num_threads() == 1
     finally:

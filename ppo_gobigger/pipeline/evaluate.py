@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 from ..config import compile_config
 from ..envs.opponents import POLICY_OPPONENTS
 from .learn.checkpoint import check_model_state, load_checkpoint
+from .learn.learner import torch_threads
 from .play.evaluator import Evaluator
 from .play.env_manager import build_env_managers, close_env_manager
 from .build import build_policy, set_global_seed
@@ -53,7 +54,8 @@ def evaluate(
         evaluator_env.launch()
         evaluator = Evaluator(evaluator_env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed,
                               progress=progress)
-        report = evaluator.eval(payload['train_iter'], payload['envstep'])
+        with torch_threads(cfg.policy.torch_threads):  # as the in-training evaluations act: the cores to the envs
+            report = evaluator.eval(payload['train_iter'], payload['envstep'])
         return dict(report, games=evaluator.games)
     finally:
         close_env_manager(evaluator_env)

@@ -42,7 +42,8 @@ class GoBiggerPPOPolicy(Policy):
         type='gobigger_ppo',
         # (bool) Use CUDA for the learner (and inference) when a GPU is available.
         cuda=False,
-        # (int) torch threads of the training process while the envs run (inference); env processes use one each.
+        # (int) torch threads while the envs run and the policy acts (training, gobigger-eval, gobigger-league); env
+        # processes use one each.
         torch_threads=1,
         # (dict) Keyword arguments of GoBiggerPPOModel.
         model=dict(),

@@ -40,7 +40,7 @@ from ...envs.opponents import BOT_LEVELS
 from ...policy.inference import stack_obs
 from ..build import build_model, set_global_seed
 from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint
-from ..learn.learner import learning_threads
+from ..learn.learner import torch_threads
 from ..play.env_manager import build_game_env_manager, close_env_manager, wait_until_idle
 from ..progress import Progress
 
@@ -324,7 +324,7 @@ def play_league(
     try:
         env_manager.launch()
         # few torch threads while the envs run, as in training (threads fighting them made forward passes crawl)
-        with learning_threads(cfg.policy.torch_threads):
+        with torch_threads(cfg.policy.torch_threads):
             records = RoundRobin(env_manager, participants, models, fixtures, seed, progress, decide_every).play()
     finally:
         close_env_manager(env_manager)

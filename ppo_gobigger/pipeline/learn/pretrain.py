@@ -21,7 +21,7 @@ from ...envs.opponents import POLICY_OPPONENTS
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..progress import Progress
-from .learner import learning_threads
+from .learner import torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def pretrain(policy, cfg: EasyDict, create_cfg: EasyDict, progress: Optional[boo
     start = time.time()
     demos = collect_demonstrations(cfg, create_cfg, progress)
     collect_time = time.time() - start
-    with learning_threads(cfg.policy.learn.torch_threads):  # the env processes are closed: every core learns
+    with torch_threads(cfg.policy.learn.torch_threads):  # the env processes are closed: every core learns
         stats = imitate(policy, demos, cfg.pretrain.epochs, cfg.policy.learn.batch_size, cfg.pretrain.learning_rate,
                         progress)
     stats.update(env_steps=demos['env_steps'], collect_time=collect_time,
