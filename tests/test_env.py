@@ -200,63 +200,6 @@ def test_whole_game_matches_observation_space(preset, frame_limit, opponent, cus
     env.close()
 
 
-@pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
-def test_margin_reward_sums_to_the_final_margin_over_the_strongest_other_team(preset):
-    """reward='margin': the step rewards add up to (our final score - the best other team's) / reward_scale, and
-    the game's return is positive exactly when it is won."""
-    env = make_env(preset, frame_limit=160, reward='margin', reward_scale=10.0)
-    _, step_rewards, ts = play_game(env, seed=3)
-    rewards = [float(r) for r in step_rewards[:, 0]]
-    info = ts.info
-    # initial scores are equal, so the margin starts at 0
-    assert sum(rewards) == pytest.approx((info['final_score'] - info['opponent_score']) / 10.0, rel=1e-4, abs=1e-3)
-    assert info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
-    assert (sum(rewards) > 0) == info['win']
-    assert any(r < 0 for r in rewards) and any(r > 0 for r in rewards)
-    env.close()
-
-
-@pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
-def test_scale_free_rewards_sum_to_the_log_of_the_final_score_and_the_ratio(preset):
-    """reward='log_score' adds up to ln(final / start team score); 'log_ratio' to ln(final score / the best other
-    team's) and 'ratio' to that ratio - 1, both positive exactly when the game is won. reward_scale enters none."""
-    totals = {}
-    for kind in ('log_score', 'log_ratio', 'ratio'):
-        env = make_env(preset, frame_limit=160, reward=kind, reward_scale=10.0, action_repeat=2)
-        _, step_rewards, ts = play_game(env, seed=3)
-        rewards = [float(r) for r in step_rewards[:, 0]]
-        totals[kind] = sum(rewards), ts.info
-        assert ts.info['eval_episode_return'] == pytest.approx(sum(rewards), rel=1e-5)
-        env.close()
-    start = 2 * GameConsts.from_game_cfg(make_env(preset)._game_cfg).score_init
-    (log_score, info), (log_ratio, same), (ratio, third) = totals['log_score'], totals['log_ratio'], totals['ratio']
-    assert same['final_score'] == third['final_score'] == info['final_score']  # the reward does not change the game
-    assert log_score == pytest.approx(math.log(info['final_score'] / start), rel=1e-4, abs=1e-5)
-    assert log_ratio == pytest.approx(math.log(info['score_ratio']), rel=1e-4, abs=1e-5)
-    assert ratio == pytest.approx(info['score_ratio'] - 1.0, rel=1e-4, abs=1e-5)  # the start ratio is 1: equal teams
-    assert (log_ratio > 0) == (ratio > 0) == info['win']
-
-
-@pytest.mark.parametrize('kind', ['log_score', 'log_ratio'])
-def test_team_spirit_mixes_each_players_own_log_score_with_the_teams(kind):
-    """team_spirit=0.25: player i's rewards add up to 0.25 (the team's return) + 0.75 ln(its own final / start
-    score), the team's return being ln(team final / start) ('log_score') or ln(the final score ratio) ('log_ratio',
-    the teams start equal); the players' rewards differ; the game's return is their mean."""
-    env = make_env(frame_limit=160, reward=kind, team_spirit=0.25, action_repeat=2)
-    consts = env._consts
-    _, rewards, ts = play_game(env, seed=4, action_seed=1)
-    returns = np.sum(rewards, axis=0, dtype=np.float64)  # (A,)
-    team_start = consts.player_num_per_team * consts.score_init
-    team = math.log(ts.info['final_score'] / team_start if kind == 'log_score' else ts.info['score_ratio'])
-    own = [env._game.server.obs()[1][pid]['score'] for pid in env._our_ids]
-    for a in range(2):
-        expected = 0.25 * team + 0.75 * math.log(own[a] / consts.score_init)
-        assert returns[a] == pytest.approx(expected, rel=1e-3, abs=1e-4)
-    assert returns[0] != pytest.approx(returns[1])
-    assert ts.info['eval_episode_return'] == pytest.approx(returns.mean(), rel=1e-4)
-    env.close()
-
-
 def test_single_team_preset_has_no_opponent():
     obs, last = play(make_env('st_t1p2', frame_limit=20), seed=0)
     assert obs[0]['scalar'].shape == (2, 16)
@@ -321,67 +264,6 @@ def test_masks_hand_checked_on_a_raw_game():
             assert np.all(f['food_relation'][f['clone_mask'], 5] == FOOD_MISSING_DIST)
         saw_cap |= len(clones) > MAX_CLONE
     assert saw_cap, 'the game never showed more than MAX_CLONE clones: the cap went untested'
-
-
-# ---- seeding ----
-@pytest.fixture(scope='module')
-def bot_game():
-    """(observations, last timestep) of one 100-frame game against bots, game seed 11, actions play(action_seed=0)."""
-    return play(make_env(opponent='bot', frame_limit=100), seed=11)
-
-
-def test_same_seed_same_game_different_seed_different_game(bot_game):
-    (obs_a, last_a), (obs_b, last_b), (obs_c, _) = [bot_game] + [
-        play(make_env(opponent='bot', frame_limit=100), seed=s) for s in (11, 12)
-    ]
-    for a, b in zip(obs_a, obs_b):
-        for k in a:
-            np.testing.assert_array_equal(a[k], b[k])
-    assert (last_a.info['final_score'], last_a.info['opponent_score']) == \
-        (last_b.info['final_score'], last_b.info['opponent_score'])
-    assert not np.array_equal(obs_a[0]['scalar'], obs_c[0]['scalar'])
-
-
-def test_envs_sharing_a_process_do_not_disturb_each_other(bot_game):
-    """Bots and GoBigger draw from the global `random`; each env keeps its own state of it."""
-    alone, _ = bot_game
-    a, b = make_env(opponent='bot', frame_limit=100), make_env(opponent='bot', frame_limit=100)
-    a.seed(11)
-    b.seed(11)
-    random.seed(123)
-    caller_state = random.getstate()
-    interleaved = [(a.reset(), b.reset())]
-    rng = np.random.default_rng(0)  # the same action stream as play(..., action_seed=0)
-    for _ in range(50):
-        action = random_actions(rng, 2)
-        interleaved.append((a.step(action).obs, b.step(action).obs))
-    assert random.getstate() == caller_state  # the caller's stream is untouched
-    for want, (got_a, got_b) in zip(alone, interleaved):
-        for k in want:
-            np.testing.assert_array_equal(got_a[k], want[k])
-            np.testing.assert_array_equal(got_b[k], want[k])
-
-
-def test_evaluator_and_collector_play_different_games():
-    cfg = dict(preset='st_t2p2', custom_cfg={'frame_limit': 200}, collector_env_num=1, evaluator_env_num=1)
-    collector = GoBiggerEnv(GoBiggerEnv.create_collector_env_cfg(cfg)[0])
-    evaluator = GoBiggerEnv(GoBiggerEnv.create_evaluator_env_cfg(cfg)[0])
-    for env in (collector, evaluator):
-        env.seed(3)
-        env.reset()
-    assert collector.game_seed == 2 * 3_000_000 and evaluator.game_seed == 2 * 3_000_000 + 1
-    assert not np.array_equal(collector.reset()['scalar'], evaluator.reset()['scalar'])
-
-
-def test_dynamic_seed_moves_on_static_seed_repeats():
-    env = make_env()
-    env.seed(4, dynamic_seed=True)
-    first, second = env.reset(), env.reset()
-    assert not np.array_equal(first['scalar'], second['scalar'])
-    env.seed(4, dynamic_seed=False)
-    again, again2 = env.reset(), env.reset()
-    np.testing.assert_array_equal(again['scalar'], first['scalar'])
-    np.testing.assert_array_equal(again2['scalar'], first['scalar'])
 
 
 # ---- failures ----
