@@ -33,7 +33,7 @@ from ppo_gobigger.cli import BOTS_CONFIG
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.files import write_json
 from ppo_gobigger.pipeline.distributed.torchrun import rank_config, rank_from_env
-from ppo_gobigger.pipeline.learn.learner import cores_per_process, torch_threads
+from ppo_gobigger.pipeline.threads import cores_per_process, torch_threads
 from ppo_gobigger.pipeline.serial import TrainingRun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

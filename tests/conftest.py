@@ -1,5 +1,6 @@
 """Fixtures shared across test files."""
 import pytest
+import torch
 
 
 @pytest.fixture(scope='session')
@@ -11,5 +12,11 @@ def trained(tmp_path_factory):
     from test_training import small_config
     exp_dir = tmp_path_factory.mktemp('exp')
     main_config, create_config = small_config(exp_dir)
-    _, report = train(main_config, create_config, seed=0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _, report = train(main_config, create_config, seed=0)
+        assert torch.get_num_threads() == 2  # the run acted on policy.torch_threads and gave the caller's count back
+    finally:
+        torch.set_num_threads(before)
     return exp_dir, report

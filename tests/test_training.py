@@ -373,15 +373,15 @@ def test_demonstrations_stop_at_the_step_that_reaches_the_budget(tmp_path):
 def test_torch_threads_for_learning_take_every_core_then_give_them_back(monkeypatch):
     """Learning and the kickstart's imitation run on every core of the process's share (the env processes wait), or
     on policy.learn.torch_threads when set; the trainer's own thread count comes back afterwards."""
-    from ppo_gobigger.pipeline.learn import learner
-    monkeypatch.setattr(learner, 'cores_per_process', lambda: 3)
+    from ppo_gobigger.pipeline import threads
+    monkeypatch.setattr(threads, 'cores_per_process', lambda: 3)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with learner.torch_threads(None):
+        with threads.torch_threads(None):
             assert torch.get_num_threads() == 3
         assert torch.get_num_threads() == 1
-        with learner.torch_threads(2):
+        with threads.torch_threads(2):
             assert torch.get_num_threads() == 2
         assert torch.get_num_threads() == 1
     finally:

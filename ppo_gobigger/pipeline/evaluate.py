@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 from ..config import compile_config
 from ..envs.opponents import POLICY_OPPONENTS
 from .learn.checkpoint import check_model_state, load_checkpoint
-from .learn.learner import torch_threads
+from .threads import torch_threads
 from .play.evaluator import Evaluator
 from .play.env_manager import build_env_managers, close_env_manager
 from .build import build_policy, set_global_seed

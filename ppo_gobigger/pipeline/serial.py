@@ -31,6 +31,7 @@ from .learn.pretrain import pretrain
 from .monitor.training import TrainingMonitor
 from .play.collector import split_envs
 from .play.evaluator import format_report
+from .threads import torch_threads
 
 logger = logging.getLogger('ppo_gobigger')
 KICKSTART_CHECKPOINT = 'kickstart.pth.tar'  # in <exp>/ckpt: the weights after the kickstart, before any PPO
@@ -73,7 +74,10 @@ def train(
         raise ConfigError(f'env.opponent {cfg.env.opponent!r} plays the other teams in one trainer process: start it '
                           f'with python, not torchrun (WORLD_SIZE={rank.world_size})')
     rank_cfg = rank_config(cfg, rank)
-    with process_group(rank, cuda=cfg.policy.cuda and torch.cuda.is_available()):
+    # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x slower
+    # here); the learner takes every core while they wait (Learner.train); the caller's count comes back at the end.
+    with process_group(rank, cuda=cfg.policy.cuda and torch.cuda.is_available()), \
+            torch_threads(cfg.policy.torch_threads):
         return _train(cfg, rank_cfg, create_cfg, rank, resume, progress)
 
 
@@ -115,9 +119,6 @@ class TrainingRun:
             check_exp_dir(exp_dir)
             write_json(os.path.join(exp_dir, 'total_config.json'), cfg, default=str)
             logger.info(_run_summary(cfg, resume))
-        # Few threads while the env processes run (threads fighting them for the cores made a forward pass 100x
-        # slower here); the learner takes every core while they wait (Learner.train).
-        torch.set_num_threads(cfg.policy.torch_threads)
         set_global_seed(cfg.seed + rank.index)  # ranks sample their own actions; rank 0's initial parameters shared
 
         episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any

@@ -61,7 +61,7 @@ class RolloutWorker:
 
     def __init__(self, cfg: EasyDict, create_cfg: EasyDict, envs: range, first_episodes: List[int]) -> None:
         """``first_episodes``: games already played by each of its envs (a replacement or resumed run goes on)."""
-        torch.set_num_threads(cfg.policy.torch_threads)
+        torch.set_num_threads(cfg.policy.torch_threads)  # for the life of the actor, a process of its own
         share = share_config(cfg, envs)
         share.policy.cuda = False
         set_global_seed(cfg.seed + envs.start)
@@ -106,7 +106,7 @@ class EvaluatorActor:
     """A Ray actor: the evaluator envs in an env manager, the Evaluator and a CPU policy in eval mode."""
 
     def __init__(self, cfg: EasyDict, create_cfg: EasyDict) -> None:
-        torch.set_num_threads(cfg.policy.torch_threads)
+        torch.set_num_threads(cfg.policy.torch_threads)  # as RolloutWorker: its process is its own
         cfg = copy.deepcopy(cfg)
         cfg.policy.cuda = False
         _, self._env = build_env_managers(cfg, create_cfg, collect=False)

@@ -40,7 +40,7 @@ from ...envs.opponents import BOT_LEVELS
 from ...policy.inference import stack_obs
 from ..build import build_model, set_global_seed
 from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint
-from ..learn.learner import torch_threads
+from ..threads import torch_threads
 from ..play.env_manager import build_game_env_manager, close_env_manager, wait_until_idle
 from ..progress import Progress
 

@@ -21,7 +21,7 @@ from ...envs.opponents import POLICY_OPPONENTS
 from ...policy.ppo_math import gae
 from ..play.env_manager import build_env_managers, close_env_manager
 from ..progress import Progress
-from .learner import torch_threads
+from ..threads import torch_threads
 
 logger = logging.getLogger(__name__)
 
