@@ -45,14 +45,15 @@ RECIPE = ["env.opponent='self'", 'league.all_teams=True']  # the self-play recip
 def collect_rollout(cfg, create_cfg):
     """(policy, rollout): the run's policy after one collection of policy.collect.n_sample env steps."""
     rank = rank_from_env()
-    run = TrainingRun(cfg, rank_config(cfg, rank), create_cfg, rank, resume=None, progress=False)
-    try:
-        run.start()
-        start = time.time()
-        rollout = run.collect()
-        print(f'collected {cfg.policy.collect.n_sample} env steps in {time.time() - start:.1f}s', flush=True)
-    finally:
-        run.close()
+    with torch_threads(cfg.policy.torch_threads):  # as train() acts (TrainingRun leaves the threads to its caller)
+        run = TrainingRun(cfg, rank_config(cfg, rank), create_cfg, rank, resume=None, progress=False)
+        try:
+            run.start()
+            start = time.time()
+            rollout = run.collect()
+            print(f'collected {cfg.policy.collect.n_sample} env steps in {time.time() - start:.1f}s', flush=True)
+        finally:
+            run.close()
     return run.policy, rollout
 
 
