@@ -2,33 +2,43 @@
 
     raw         whole games of each --presets with level-3 bots on every side, the engines alternating game by
                 game: env steps per CPU second (this process's time.process_time) and per wall second
-    training    (unless --no-train) benchmarks/throughput.py's measure_training over the vs-bots config, --rounds
-                times per engine in ABBA order: training env steps/s (collection + learning) and, with
-                --eval-episodes, the evaluation of `gobigger-eval` (its evaluator and envs) in env steps/s
+    training    (unless --no-train) --rounds times per engine in ABBA order: `gobigger-train --config CONFIG`'s own
+                run (the default config, league and all, from scratch) for --iterations PPO iterations, its env
+                steps/s over collection plus learning; and `gobigger-eval --ckpt EVAL_CKPT` over --eval-episodes
+                games (a trained team: the zoo's agent of the default config), the evaluator's env steps/s
     fidelity    with --fidelity N: N whole games (presets and controllers in turn, bots 1-3 and random) played by
                 both engines in lockstep, every step's observation compared exactly (envs/engine/fidelity.py)
 
 Writes benchmarks/results/engine.json (ratios fast / stock first: the machine is shared, absolute rates drift).
 """
 import argparse
+import copy
 import datetime
 import os
 import platform
 import random
-import sys
+import tempfile
 import time
 from typing import Dict, List
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # throughput.py, this folder's neighbour
+from ppo_gobigger.quiet import passive_openmp_waits, silence_third_party_noise
 
-from throughput import BOTS_CONFIG, measure_training  # noqa: E402  (also silences other packages' notices)
+silence_third_party_noise()  # first: the imports below would print other packages' import-time notices
+passive_openmp_waits()  # before torch is imported: see quiet.py
 
+from ppo_gobigger.cli import DEFAULT_CONFIG  # noqa: E402
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file  # noqa: E402
 from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, gobigger_version  # noqa: E402
 from ppo_gobigger.envs.engine.fidelity import compare_games  # noqa: E402
 from ppo_gobigger.files import write_json  # noqa: E402
+from ppo_gobigger.pipeline.distributed.torchrun import Rank  # noqa: E402
+from ppo_gobigger.pipeline.evaluate import evaluate  # noqa: E402
+from ppo_gobigger.pipeline.serial import TrainingRun  # noqa: E402
+from ppo_gobigger.pipeline.threads import torch_threads  # noqa: E402
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'engine.json')
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, 'results', 'engine.json')
+ZOO_AGENT = os.path.join(HERE, '..', 'zoo', 'st_t2p2_league_s0.pth.tar')  # the default config's published agent
 FIDELITY_CASES = (('st_t2p2', 3), ('st_t2p2', 'random'), ('st_t3p2', 2), ('st_t2p2', 1), ('st_t4p3', 3))
 
 
@@ -72,23 +82,54 @@ def measure_raw(presets: List[str], games: int, seed: int) -> Dict:
     return out
 
 
-def measure_pipeline(config: str, overrides: List[str], iterations: int, eval_episodes: int, rounds: int) -> Dict:
-    """measure_training of throughput.py, ``rounds`` times per engine in ABBA order (stock, fast, fast, stock, ...:
-    a steady drift of the machine's load cancels out), on the config with env.engine set. Rates: per-run means."""
+def measure_training_run(main_config: Dict, create_config: Dict, iterations: int) -> Dict:
+    """``iterations`` PPO iterations of `gobigger-train`'s own run (serial.TrainingRun: its collector, league and
+    learner, from scratch) without its evaluations: {env_steps_per_s (collection + learning), collect_s, learn_s}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        main_config = copy.deepcopy(main_config)
+        main_config['exp_name'] = os.path.join(tmp, 'exp')
+        cfg, create_cfg = compile_config(main_config, create_config)
+        collect_s, learn_s = [], []
+        with torch_threads(cfg.policy.torch_threads):  # as train() holds it
+            run = TrainingRun(cfg, cfg, create_cfg, Rank(), None, progress=False)
+            try:
+                run.start()
+                for _ in range(iterations):
+                    rollout = run.collect()
+                    start = time.perf_counter()
+                    run.learn(rollout)
+                    learn_s.append(time.perf_counter() - start)
+                    collect_s.append(run.collector.last_collect_time)
+                env_steps = run.collector.envstep
+            finally:
+                run.close()
+    return dict(env_steps=env_steps, env_steps_per_s=env_steps / (sum(collect_s) + sum(learn_s)),
+                collect_s=collect_s, learn_s=learn_s)
+
+
+def measure_pipeline(config: str, overrides: List[str], iterations: int, eval_ckpt: str, eval_episodes: int,
+                     rounds: int) -> Dict:
+    """Per engine, ``rounds`` times in ABBA order (stock, fast, fast, stock, ...: a steady drift of the machine's
+    load cancels out): the training rate of `gobigger-train --config config` (measure_training_run) and the
+    evaluation rate of `gobigger-eval --ckpt eval_ckpt --episodes eval_episodes` (pipeline/evaluate.py, the
+    evaluator's own env steps per second), each with env.engine set. Rates: per-run means."""
     main_config, create_config = load_config_file(config)
     order = [('stock', 'fast'), ('fast', 'stock')]
     runs = {'stock': [], 'fast': []}
     for r in range(rounds):
         for engine in order[r % 2]:
-            cfg, create_cfg = compile_config(apply_overrides(main_config, overrides + [f'env.engine={engine}']),
-                                             create_config)
-            train = measure_training(cfg, create_cfg, iterations, eval_episodes)
-            evaluation = train['evaluation']
-            runs[engine].append(dict(training_env_steps_per_s=train['env_steps_per_s'],
-                                     env_step_ms=train['env_step_ms'], collect_s=train['collect_s'],
-                                     learn_s=train['learn_s'], evaluation=evaluation))
-            print(f'  pipeline round {r} {engine:5s}: training {train["env_steps_per_s"]:.1f} env steps/s'
-                  + (f', evaluation {evaluation["env_steps_per_s"]:.1f} env steps/s' if evaluation else ''),
+            engine_set = [f'env.engine={engine}']
+            train = measure_training_run(apply_overrides(main_config, overrides + engine_set), create_config,
+                                         iterations)
+            row = dict(training_env_steps_per_s=train['env_steps_per_s'], collect_s=train['collect_s'],
+                       learn_s=train['learn_s'])
+            if eval_episodes:
+                report = evaluate(eval_ckpt, episodes=eval_episodes, overrides=engine_set, progress=False)
+                row['evaluation'] = dict(env_steps=report['envstep_count'], seconds=report['evaluate_time'],
+                                         env_steps_per_s=report['avg_envstep_per_sec'])
+            runs[engine].append(row)
+            print(f'  pipeline round {r} {engine:5s}: training {row["training_env_steps_per_s"]:.1f} env steps/s'
+                  + (f', evaluation {row["evaluation"]["env_steps_per_s"]:.1f} env steps/s' if eval_episodes else ''),
                   flush=True)
     out = dict(runs=runs)
     for engine, rs in runs.items():
@@ -120,10 +161,13 @@ def main() -> None:
     parser.add_argument('--presets', nargs='+', default=['st_t2p2', 'st_t4p3'], help='presets of the raw rate')
     parser.add_argument('--games', type=int, default=2, help='whole games per engine and preset (raw rate)')
     parser.add_argument('--no-train', action='store_true', help='skip the training and evaluation rates')
-    parser.add_argument('--config', default=BOTS_CONFIG, help='config file (default: gobigger_ppo_vs_bots_config.py)')
+    parser.add_argument('--config', default=DEFAULT_CONFIG, help='config file of the training rate (default: the '
+                        'default config)')
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
     parser.add_argument('--iterations', type=int, default=2, help='PPO iterations of each training run')
-    parser.add_argument('--eval-episodes', type=int, default=4, help='games of each timed evaluation (0: none)')
+    parser.add_argument('--eval-ckpt', default=ZOO_AGENT, help='checkpoint of the evaluation rate (default: '
+                        'zoo/st_t2p2_league_s0.pth.tar)')
+    parser.add_argument('--eval-episodes', type=int, default=8, help='games of each timed evaluation (0: none)')
     parser.add_argument('--rounds', type=int, default=2, help='training runs per engine, in ABBA order')
     parser.add_argument('--fidelity', type=int, default=0, metavar='N', help='also compare N whole games')
     parser.add_argument('--seed', type=int, default=0)
@@ -133,8 +177,8 @@ def main() -> None:
                   gobigger=gobigger_version(), settings=vars(args))
     result['raw'] = measure_raw(args.presets, args.games, args.seed)
     if not args.no_train:
-        result['pipeline'] = measure_pipeline(args.config, list(args.set), args.iterations, args.eval_episodes,
-                                              args.rounds)
+        result['pipeline'] = measure_pipeline(args.config, list(args.set), args.iterations, args.eval_ckpt,
+                                              args.eval_episodes, args.rounds)
     if args.fidelity:
         result['fidelity'] = measure_fidelity(args.fidelity, 1000 + args.seed)
     result['ratios'] = {f'raw_{p}_cpu': r['ratio_cpu'] for p, r in result['raw'].items()}
