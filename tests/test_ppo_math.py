@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from ppo_gobigger.policy.ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, policy_loss,
-                                         value_loss)
+from ppo_gobigger.envs.actions import ACTION_KINDS
+from ppo_gobigger.policy.ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy,
+                                         policy_loss, value_loss)
 
 
 def _t(x, dtype=torch.float32):
@@ -153,6 +154,30 @@ def test_distillation_kl_hand_computed_and_against_torch():
     kl.sum().backward()
     step = (logit - 0.1 * logit.grad).detach()
     assert float(distillation_kl(t_logp, torch.log_softmax(step, -1)).sum()) < float(kl.detach().sum())
+
+
+def test_group_entropy_hand_computed_and_its_gradient_revives_a_starved_group():
+    """The entropy of the kinds (move, eject, split): hand-computed on 4 actions in 3 groups, ln 3 at equal kind
+    masses however the moves share theirs, 0 when one kind has all; its gradient raises a kind near 0."""
+    probs = torch.tensor([0.1, 0.3, 0.2, 0.4])  # groups {0, 1}, {2}, {3}: masses 0.4, 0.2, 0.4
+    groups = (slice(0, 2), slice(2, 3), slice(3, 4))
+    expected = -(0.4 * np.log(0.4) + 0.2 * np.log(0.2) + 0.4 * np.log(0.4))
+    assert float(group_entropy(torch.log(probs), groups)) == pytest.approx(expected, rel=1e-6)
+    moves = torch.full((16, ), np.log(2 / 3 / 16))  # the table: 16 moves sharing 2/3, eject 1/6, split 1/6
+    equal = torch.cat([moves, torch.log(torch.tensor([1 / 6, 1 / 6]))])
+    assert float(group_entropy(equal, ACTION_KINDS)) == pytest.approx(-(2 / 3 * np.log(2 / 3) + 2 / 6 * np.log(1 / 6)),
+                                                                   rel=1e-6)
+    skew = equal.clone()
+    skew[:16] = torch.linspace(-3, 3, 16) + np.log(2 / 3)  # the moves' share moved around, their mass kept
+    skew[:16] += np.log(2 / 3) - torch.logsumexp(skew[:16], 0)
+    assert float(group_entropy(skew, ACTION_KINDS)) == pytest.approx(float(group_entropy(equal, ACTION_KINDS)),
+                                                                  rel=1e-5)
+    starved = torch.cat([torch.zeros(16), torch.tensor([-12.0, -12.0])]).requires_grad_()  # eject, split ~4e-7
+    h = group_entropy(starved.unsqueeze(0), ACTION_KINDS)
+    assert h.shape == (1, ) and float(h.detach()) == pytest.approx(0.0, abs=1e-4)
+    h.sum().backward()
+    assert float(starved.grad[16]) > 0 and float(starved.grad[17]) > 0  # ascent raises eject and split
+    assert torch.all(starved.grad[:16] < 0)
 
 
 def test_explained_variance():

@@ -18,6 +18,8 @@ MOVE_DIRECTIONS = 16  # evenly spaced unit directions
 EJECT = MOVE_DIRECTIONS  # 16
 SPLIT = MOVE_DIRECTIONS + 1  # 17
 ACTION_NUM = MOVE_DIRECTIONS + 2  # 18
+# the kinds of action, as slices of the table: the moves, eject, split
+ACTION_KINDS = (slice(0, MOVE_DIRECTIONS), slice(EJECT, EJECT + 1), slice(SPLIT, SPLIT + 1))
 
 # GoBigger action_type values
 MOVE_TYPE, EJECT_TYPE, SPLIT_TYPE = 0, 1, 2

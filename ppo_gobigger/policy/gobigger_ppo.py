@@ -16,13 +16,16 @@ from torch.distributions import Categorical
 from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
+from ..envs.actions import ACTION_KINDS, ACTION_NUM
 from .imitation import behaviour_cloning, frozen_copy, imitation_loss, teacher_log_probs
 from .inference import acting, stack_obs
-from .ppo_math import ValueNorm, distillation_kl, explained_variance, gae, local_moments, policy_loss, value_loss
+from .ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy, local_moments, policy_loss,
+                       value_loss)
 
 
 # what each minibatch update reports; learn returns their means over an iteration
-UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'approx_kl', 'clipfrac', 'grad_norm')
+UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'kind_entropy', 'total_loss', 'approx_kl', 'clipfrac',
+                'grad_norm')
 # What DI-engine's Policy.__init__ and serial entries read, fixed for this policy: not user config keys
 # (config.default_config leaves them out). multi_gpu stays off: torchrun ranks average their gradients through
 # learn_mode.set_attribute (pipeline/distributed/torchrun.py).
@@ -68,6 +71,10 @@ class GoBiggerPPOPolicy(Policy):
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
             entropy_weight=0.01,
+            # (float) Weight of a second entropy bonus, on the kind of action (move, eject, split: the action table's
+            # ACTION_KINDS) alone. The joint entropy hardly guards the two single actions against the 16 moves:
+            # trained st_t2p2 agents put ~1e-5 on eject and split and never use them. 0: off.
+            kind_entropy_weight=0.0,
             # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
             # the demonstrations in every PPO update (kept in memory; a resumed run has none and drops it). 0: off.
             imitation_weight=0.0,
@@ -241,6 +248,10 @@ class GoBiggerPPOPolicy(Policy):
                 vl = value_loss(out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None)
                 entropy = dist.entropy().mean()
                 loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
+                kind_entropy = None  # a model over the action table's ACTION_NUM actions (not a test's toy model)
+                if out['logit'].shape[-1] == ACTION_NUM:
+                    kind_entropy = group_entropy(out['logit'], ACTION_KINDS).mean()
+                    loss = loss - cfg.kind_entropy_weight * kind_entropy
                 imitation = kickstart_kl = None
                 if cfg.imitation_weight > 0 and self._demonstrations is not None:
                     imitation = imitation_loss(self._learn_model, self._demonstrations, len(idx))
@@ -262,7 +273,8 @@ class GoBiggerPPOPolicy(Policy):
                 self._optimizer.step()
 
                 for name, x in (
-                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('total_loss', loss),
+                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('kind_entropy', kind_entropy),
+                    ('total_loss', loss),
                     ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm),
                     ('imitation_loss', imitation), ('kickstart_kl', kickstart_kl)
                 ):

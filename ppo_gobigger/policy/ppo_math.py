@@ -3,7 +3,7 @@
 Pure functions of tensors (plus one small stateful normaliser), so that tests can check them against references.
 Shapes: T = rollout length, E = envs, A = players per team, M = minibatch size (env steps), N = actions.
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
@@ -100,6 +100,21 @@ def distillation_kl(teacher_logp: torch.Tensor, logp: torch.Tensor) -> torch.Ten
         (...,) the divergence of each state; 0 where the policies agree.
     """
     return (teacher_logp.exp() * (teacher_logp - logp)).sum(-1)
+
+
+def group_entropy(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:
+    """Entropy of the distribution over groups of actions (a group's probability is the sum of its actions'), e.g.
+    the action table's kinds: move, eject, split.
+
+    Arguments:
+        logit: (..., N) unnormalised log-probabilities over the N actions.
+        groups: G slices of the last axis that partition it.
+    Returns:
+        (...,) the entropy of each state's (G,) group distribution, in nats; 0 where one group has all the mass.
+    """
+    logp = torch.log_softmax(logit, dim=-1)  # (..., N)
+    group_logp = torch.stack([torch.logsumexp(logp[..., g], dim=-1) for g in groups], dim=-1)  # (..., G)
+    return -(group_logp.exp() * group_logp).sum(-1)  # (...,)
 
 
 def local_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
