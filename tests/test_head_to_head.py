@@ -11,7 +11,7 @@ from ppo_gobigger.pipeline.league.head_to_head import SIDE_FIELDS, head_to_head,
 ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'zoo')
 SCRATCH = os.path.join(ZOO, 'st_t2p2_scratch_s0.pth.tar')
 LINEAGE = os.path.join(ZOO, 'st_t2p2_lineage_s0.pth.tar')
-T4P3 = os.path.join(ZOO, 'st_t4p3_lineage_s0.pth.tar')
+T4P3 = os.path.join(ZOO, 'st_t4p3_league_s0.pth.tar')
 SHORT_GAMES = ['env.custom_cfg.frame_limit=200', 'env.manager.type=base']  # 100 env steps a game, one process
 
 

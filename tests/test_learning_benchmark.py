@@ -255,7 +255,7 @@ def test_a_zoo_agent_plays_the_final_games_beside_the_reference_rows(tmp_path, m
     (['--env-steps', '100', '--eval-every', '50', '--vs-level', '7'], '--vs-level must be one of'),
     (['--env-steps', '100', '--eval-every', '50', '--seeds', '2', '--run', '2'], '--run must be one of'),
     (['--checkpoint', f'two={os.path.join(ROOT, "zoo", "st_t2p2_scratch_s0.pth.tar")}', '--checkpoint',
-      f'four={os.path.join(ROOT, "zoo", "st_t4p3_lineage_s0.pth.tar")}'], 'plays st_t4p3, the other rows st_t2p2'),
+      f'four={os.path.join(ROOT, "zoo", "st_t4p3_league_s0.pth.tar")}'], 'plays st_t4p3, the other rows st_t2p2'),
 ])
 def test_bad_options_are_refused_with_what_is_allowed(args, message, tmp_path, monkeypatch, capsys):
     point_at(tmp_path, monkeypatch)

@@ -14,7 +14,7 @@ from ppo_gobigger.pipeline.arena.window import SCREEN
 ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'zoo')
 SCRATCH = os.path.join(ZOO, 'st_t2p2_scratch_s0.pth.tar')
 LINEAGE = os.path.join(ZOO, 'st_t2p2_lineage_s0.pth.tar')
-T4P3 = os.path.join(ZOO, 'st_t4p3_lineage_s0.pth.tar')
+T4P3 = os.path.join(ZOO, 'st_t4p3_league_s0.pth.tar')
 
 
 @pytest.fixture(autouse=True)
