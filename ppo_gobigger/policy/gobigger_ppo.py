@@ -71,10 +71,6 @@ class GoBiggerPPOPolicy(Policy):
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
             entropy_weight=0.01,
-            # (float) Weight of a second entropy bonus, on the kind of action (move, eject, split: the action table's
-            # ACTION_KINDS) alone. The joint entropy hardly guards the two single actions against the 16 moves:
-            # trained st_t2p2 agents put ~1e-5 on eject and split and never use them. 0: off.
-            kind_entropy_weight=0.0,
             # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
             # the demonstrations in every PPO update (kept in memory; a resumed run has none and drops it). 0: off.
             imitation_weight=0.0,
@@ -248,10 +244,12 @@ class GoBiggerPPOPolicy(Policy):
                 vl = value_loss(out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None)
                 entropy = dist.entropy().mean()
                 loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                kind_entropy = None  # a model over the action table's ACTION_NUM actions (not a test's toy model)
+                # logged, not learnt from: the entropy of the kind of action (move, eject, split), which falls to ~0
+                # in training (trained agents never eject or split; docs/results.md); None for a test's toy model
+                kind_entropy = None
                 if out['logit'].shape[-1] == ACTION_NUM:
-                    kind_entropy = group_entropy(out['logit'], ACTION_KINDS).mean()
-                    loss = loss - cfg.kind_entropy_weight * kind_entropy
+                    with torch.no_grad():
+                        kind_entropy = group_entropy(out['logit'], ACTION_KINDS).mean()
                 imitation = kickstart_kl = None
                 if cfg.imitation_weight > 0 and self._demonstrations is not None:
                     imitation = imitation_loss(self._learn_model, self._demonstrations, len(idx))
