@@ -271,8 +271,8 @@ class GoBiggerPPOPolicy(Policy):
                 self._optimizer.step()
 
                 for name, x in (
-                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy), ('kind_entropy', kind_entropy),
-                    ('total_loss', loss),
+                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy),
+                    ('kind_entropy', kind_entropy), ('total_loss', loss),
                     ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm),
                     ('imitation_loss', imitation), ('kickstart_kl', kickstart_kl)
                 ):
