@@ -163,7 +163,8 @@ def main() -> None:
     parser.add_argument('--no-train', action='store_true', help='skip the training and evaluation rates')
     parser.add_argument('--config', default=DEFAULT_CONFIG, help='config file of the training rate (default: the '
                         'default config)')
-    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config key')
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                        help='override a key of the training run\'s config (the evaluation plays --eval-ckpt\'s own)')
     parser.add_argument('--iterations', type=int, default=2, help='PPO iterations of each training run')
     parser.add_argument('--eval-ckpt', default=ZOO_AGENT, help='checkpoint of the evaluation rate (default: '
                         'zoo/st_t2p2_league_s0.pth.tar)')
