@@ -5,7 +5,7 @@ import torch
 
 from ppo_gobigger.envs.actions import ACTION_KINDS
 from ppo_gobigger.policy.ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy,
-                                         group_prior_loss, policy_loss, value_loss)
+                                         policy_loss, value_loss)
 
 
 def _t(x, dtype=torch.float32):
@@ -178,24 +178,6 @@ def test_group_entropy_hand_computed_and_its_gradient_revives_a_starved_group():
     h.sum().backward()
     assert float(starved.grad[16]) > 0 and float(starved.grad[17]) > 0  # ascent raises eject and split
     assert torch.all(starved.grad[:16] < 0)
-
-
-def test_group_prior_loss_hand_computed_and_its_pull_does_not_fade():
-    """-(1/G) sum_g log p_g: hand-computed on 4 actions in 3 groups, ln 3 at equal kind masses; on a starved kind
-    its gradient stays p_g - 1/G (a group of one action), where the entropy's has faded to nearly nothing."""
-    probs = torch.tensor([0.1, 0.3, 0.2, 0.4])  # groups {0, 1}, {2}, {3}: masses 0.4, 0.2, 0.4
-    groups = (slice(0, 2), slice(2, 3), slice(3, 4))
-    expected = -(np.log(0.4) + np.log(0.2) + np.log(0.4)) / 3
-    assert float(group_prior_loss(torch.log(probs), groups)) == pytest.approx(expected, rel=1e-6)
-    equal = torch.log(torch.tensor([1 / 6, 1 / 6, 1 / 3, 1 / 3]))
-    assert float(group_prior_loss(equal, groups)) == pytest.approx(np.log(3), rel=1e-6)
-    starved = torch.cat([torch.zeros(16), torch.tensor([-12.0, -12.0])]).requires_grad_()  # eject, split ~4e-7
-    group_prior_loss(starved, ACTION_KINDS).backward()
-    p = torch.softmax(starved.detach(), -1)
-    assert float(starved.grad[16]) == pytest.approx(float(p[16]) - 1 / 3, rel=1e-5)  # descent raises eject, split
-    entropy_logit = starved.detach().clone().requires_grad_()
-    group_entropy(entropy_logit, ACTION_KINDS).backward()
-    assert abs(float(starved.grad[17])) > 1e3 * abs(float(entropy_logit.grad[17]))
 
 
 def test_explained_variance():

@@ -19,8 +19,8 @@ from ding.utils import POLICY_REGISTRY
 from ..envs.actions import ACTION_KINDS, ACTION_NUM
 from .imitation import behaviour_cloning, frozen_copy, imitation_loss, teacher_log_probs
 from .inference import acting, stack_obs
-from .ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy, group_prior_loss,
-                       local_moments, policy_loss, value_loss)
+from .ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy, local_moments, policy_loss,
+                       value_loss)
 
 
 # what each minibatch update reports; learn returns their means over an iteration
@@ -71,10 +71,6 @@ class GoBiggerPPOPolicy(Policy):
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
             entropy_weight=0.01,
-            # (float) Weight of the cross-entropy from the uniform distribution over the kinds of action (move,
-            # eject, split) to the policy's (ppo_math.group_prior_loss): a pull on eject and split that does not
-            # fade as their probability falls (the entropy's does: trained agents put ~1e-5 on them). 0: off.
-            kind_prior_weight=0.0,
             # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
             # the demonstrations in every PPO update (kept in memory; a resumed run has none and drops it). 0: off.
             imitation_weight=0.0,
@@ -248,14 +244,12 @@ class GoBiggerPPOPolicy(Policy):
                 vl = value_loss(out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None)
                 entropy = dist.entropy().mean()
                 loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                # the entropy of the kind of action (move, eject, split), logged: it falls to ~0 in training unless
-                # kind_prior_weight holds the kinds up; None for a test's toy model
+                # logged, not learnt from: the entropy of the kind of action (move, eject, split), which falls to ~0
+                # in training (trained agents never eject or split; docs/results.md); None for a test's toy model
                 kind_entropy = None
                 if out['logit'].shape[-1] == ACTION_NUM:
                     with torch.no_grad():
                         kind_entropy = group_entropy(out['logit'], ACTION_KINDS).mean()
-                    if cfg.kind_prior_weight > 0:
-                        loss = loss + cfg.kind_prior_weight * group_prior_loss(out['logit'], ACTION_KINDS).mean()
                 imitation = kickstart_kl = None
                 if cfg.imitation_weight > 0 and self._demonstrations is not None:
                     imitation = imitation_loss(self._learn_model, self._demonstrations, len(idx))

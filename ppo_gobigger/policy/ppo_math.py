@@ -102,32 +102,19 @@ def distillation_kl(teacher_logp: torch.Tensor, logp: torch.Tensor) -> torch.Ten
     return (teacher_logp.exp() * (teacher_logp - logp)).sum(-1)
 
 
-def group_log_prob(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:
-    """Log-probability of each group of actions (a group's probability is the sum of its actions'), e.g. the action
-    table's kinds: move, eject, split.
+def group_entropy(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:
+    """Entropy of the distribution over groups of actions (a group's probability is the sum of its actions'), e.g.
+    the action table's kinds: move, eject, split.
 
     Arguments:
         logit: (..., N) unnormalised log-probabilities over the N actions.
         groups: G slices of the last axis that partition it.
     Returns:
-        (..., G) log-probabilities of the groups.
+        (...,) the entropy of each state's (G,) group distribution, in nats; 0 where one group has all the mass.
     """
     logp = torch.log_softmax(logit, dim=-1)  # (..., N)
-    return torch.stack([torch.logsumexp(logp[..., g], dim=-1) for g in groups], dim=-1)  # (..., G)
-
-
-def group_entropy(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:
-    """(...,) the entropy of each state's (G,) group distribution (group_log_prob), in nats; 0 where one group has
-    all the mass."""
-    group_logp = group_log_prob(logit, groups)  # (..., G)
+    group_logp = torch.stack([torch.logsumexp(logp[..., g], dim=-1) for g in groups], dim=-1)  # (..., G)
     return -(group_logp.exp() * group_logp).sum(-1)  # (...,)
-
-
-def group_prior_loss(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:
-    """(...,) the cross-entropy from the uniform distribution over the G groups to each state's group
-    distribution: -(1/G) sum_g log p_g. Its gradient on a group's logits, (p_g - 1/G) shared among them, keeps
-    pulling a starved group back as p_g -> 0, where the entropy's, p_g (log p_g + H), fades away."""
-    return -group_log_prob(logit, groups).mean(-1)  # (...,)
 
 
 def local_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
