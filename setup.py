@@ -1,4 +1,11 @@
-from setuptools import find_packages, setup
+from Cython.Build import cythonize
+from setuptools import Extension, find_packages, setup
+
+# The fast engine's hot modules, compiled from their own source (Cython's pure-Python mode; not built, env.engine
+# 'fast' falls back to stock). Their arithmetic must stay IEEE double, operation for operation, to play stock
+# GoBigger's game bit for bit: no -ffast-math, no fused multiply-add (-ffp-contract=off; GCC fuses where the CPU can).
+ENGINE_EXTENSIONS = [Extension(f'ppo_gobigger.envs.engine.{name}', [f'ppo_gobigger/envs/engine/{name}.py'],
+                               extra_compile_args=['-ffp-contract=off']) for name in ('balls', 'collision')]
 
 setup(
     name='ppo_gobigger',
@@ -7,6 +14,7 @@ setup(
     long_description=open('README.md').read() if __import__('os').path.exists('README.md') else '',
     long_description_content_type='text/markdown',
     packages=find_packages(include=['ppo_gobigger', 'ppo_gobigger.*']),
+    ext_modules=cythonize(ENGINE_EXTENSIONS, compiler_directives=dict(language_level=3)),
     python_requires='>=3.8',
     install_requires=[
         'torch>=2.0,<3',
@@ -20,6 +28,7 @@ setup(
         'tqdm',  # the training progress bar
         'tensorboardX',  # TensorBoard scalars (DI-engine's choice too)
         'matplotlib>=3.7',  # the learning-curve and league PNGs (3.7: legends outside the axes)
+        'Cython>=3.0',  # the engine's source imports its pure-Python-mode annotations (compiled by setup above)
         'opencv-python',  # reading replays back; GoBigger writes them with it (and requires this non-headless build)
     ],
     extras_require={

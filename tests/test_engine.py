@@ -178,6 +178,20 @@ def test_version_guard_falls_back_to_stock_with_one_warning(monkeypatch, caplog)
     assert resolve_engine('fast', version='0.2.1') == 'fast'
 
 
+def test_the_fast_engine_runs_compiled_or_falls_back_to_stock_with_one_warning(monkeypatch, caplog):
+    """The install (make, pip install -e .) compiles the engine's hot modules with Cython (setup.py), so the
+    fidelity tests above check the compiled code against stock; where they are not built, 'fast' plays stock."""
+    from ppo_gobigger.envs.engine import balls, collision
+    assert engine_module.compiled(), f'{balls.__file__}, {collision.__file__}: not built (pip install -e .)'
+    monkeypatch.setattr(engine_module, '_warned_uncompiled', False)
+    monkeypatch.setattr(engine_module, 'compiled', lambda: False)
+    with caplog.at_level(logging.WARNING, logger='ppo_gobigger.envs.engine'):
+        game = create_game('st_t2p2', {'frame_limit': 10}, 2, 'fast')
+        assert resolve_engine('fast') == 'stock' and type(game) is StockGame
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and 'not built here' in warnings[0]
+
+
 def test_engine_choices_are_checked():
     assert ENGINES == ('fast', 'stock')
     with pytest.raises(ValueError, match="engine must be one of"):
@@ -209,3 +223,4 @@ def test_a_training_run_is_the_same_run_on_either_engine(tmp_path):
                        for engine in ('fast', 'stock'))
         assert fast.keys() == stock.keys()
         assert all(torch.equal(fast[k], stock[k]) for k in fast), name
+

@@ -6,8 +6,9 @@
 
 'fast' subclasses GoBigger's own server, players, balls and bots and overrides only their hot methods
 (server.py, balls.py, collision.py, views.py, bot.py); tests/test_engine.py plays the same seeds on both and
-compares every observation exactly. It is verified on the versions in VERIFIED_VERSIONS only: on any other
-installed GoBigger 'fast' falls back to 'stock' with one warning naming the version.
+compares every observation exactly. Its two hottest modules, balls.py and collision.py, are compiled by the install
+(Cython's pure-Python mode, setup.py). It is verified on the versions in VERIFIED_VERSIONS only: on any other
+installed GoBigger, or where those modules were not built, 'fast' falls back to 'stock' with one warning saying why.
 """
 import functools
 import importlib
@@ -25,12 +26,19 @@ VERIFIED_VERSIONS = ('0.2.1',)  # gobigger versions the fast engine was checked 
 
 _logger = logging.getLogger(__name__)
 _warned = False
+_warned_uncompiled = False
 
 
 @functools.lru_cache(maxsize=None)
 def gobigger_version() -> str:
     """The installed gobigger's version (its distribution metadata, read once per process)."""
     return importlib.metadata.version('gobigger')
+
+
+def compiled() -> bool:
+    """Whether the fast engine's Cython modules (balls, collision; setup.py) are the built ones, not their source."""
+    from . import balls, collision
+    return balls.COMPILED and collision.COMPILED
 
 
 def check_engine(engine: str) -> None:
@@ -41,8 +49,8 @@ def check_engine(engine: str) -> None:
 
 def resolve_engine(engine: str, version: Optional[str] = None) -> str:
     """The engine that will run: ``engine``, or 'stock' (one warning per process) if 'fast' is not verified on
-    ``version`` (default: the installed gobigger)."""
-    global _warned
+    ``version`` (default: the installed gobigger) or its modules were not compiled (compiled())."""
+    global _warned, _warned_uncompiled
     check_engine(engine)
     if engine == 'fast':
         version = gobigger_version() if version is None else version
@@ -51,6 +59,12 @@ def resolve_engine(engine: str, version: Optional[str] = None) -> str:
                 _logger.warning('engine=fast is verified on gobigger %s only; gobigger %s is installed: using the '
                                 'stock engine', ', '.join(VERIFIED_VERSIONS), version)
                 _warned = True
+            return 'stock'
+        if not compiled():
+            if not _warned_uncompiled:
+                _logger.warning('engine=fast runs compiled modules that are not built here (pip install -e . builds '
+                                'them): using the stock engine')
+                _warned_uncompiled = True
             return 'stock'
     return engine
 

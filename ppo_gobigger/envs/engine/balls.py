@@ -3,17 +3,23 @@
 Every override keeps stock's arithmetic, in stock's order, on the same types (pygame Vector2 or Python floats), so
 the results are bit-identical; what goes is the overhead: ``copy.deepcopy`` of fresh vectors, rich comparisons for
 sorting, EasyDict look-ups and repeated method calls in the O(n^2) loops.
+
+The install compiles this module with Cython (setup.py): the ``cython.locals`` below make the hot loops' scalars C
+doubles (IEEE binary64 as Python's floats, the same operations in the same order; sqrt is correctly rounded in
+both). Where it was not built (COMPILED is False), env.engine='fast' plays the stock engine (engine.compiled()).
 """
-import math
 import random
 from operator import attrgetter
 from typing import List
 
+import cython
+from cython.cimports.libc.math import sqrt  # C's sqrt when compiled, math.sqrt otherwise: both correctly rounded
 from pygame.math import Vector2
 
 from gobigger.balls import CloneBall
 from gobigger.players import HumanPlayer
 
+COMPILED = cython.compiled  # True in the module the install built
 _by_score = attrgetter('score')
 
 
@@ -33,11 +39,16 @@ class FastCloneBall(CloneBall):
         else:
             self._move(given_acc, True, given_acc_center.x, given_acc_center.y, duration)
 
-    def _move(self, given_acc, has_center: bool, center_x: float, center_y: float, duration: float) -> None:
+    @cython.locals(gx=cython.double, gy=cython.double, length=cython.double, ax=cython.double, ay=cython.double,
+                   inv=cython.double, cx=cython.double, cy=cython.double, acx=cython.double, acy=cython.double,
+                   tx=cython.double, ty=cython.double, vel_max_ratio=cython.double, vx=cython.double,
+                   vy=cython.double, vel_max=cython.double, x=cython.double, y=cython.double,
+                   acc_weight=cython.double, weight=cython.double)
+    def _move(self, given_acc, has_center: cython.bint, center_x: cython.double, center_y: cython.double,
+              duration: cython.double) -> None:
         """CloneBall.move on floats, given_acc_center as (center_x, center_y) if has_center. pygame's Vector2 ops,
         as measured: v / s is (x * (1 / s), y * (1 / s)), v.normalize() is (x / L, y / L), v.length() is
         sqrt(x * x + y * y); each is written out below."""
-        sqrt = math.sqrt
         acc_weight = self.acc_weight
         if given_acc is not None:  # (stock also tests `given_acc.length != 0`: a bound method, always true)
             gx, gy = given_acc.x, given_acc.y
@@ -60,9 +71,7 @@ class FastCloneBall(CloneBall):
             acx, acy = cx * weight, cy * weight
         else:
             cx = cy = acx = acy = 0.0
-        self.acc_given_center = Vector2(acx, acy)
-        tx, ty = ax + acx, ay + acy
-        self.acc_given_total = Vector2(tx, ty)
+        tx, ty = ax + acx, ay + acy  # acc_given_total (stock also stores it and acc_given_center: nothing reads them)
         vel_max_ratio = max(sqrt(gx * gx + gy * gy), sqrt(cx * cx + cy * cy))
         # vel_split
         if self.split_frame < self.split_vel_zero_frame:
@@ -72,8 +81,7 @@ class FastCloneBall(CloneBall):
             self.vel_split = Vector2(0, 0)
         # vel_given, capped by format_vector at vel_max_ball
         vx, vy = self.vel_given.x + tx * duration, self.vel_given.y + ty * duration
-        vel_max = (2.35 + 5.66 / self.radius) * vel_max_ratio  # cal_vel_max
-        self.vel_max_ball = vel_max
+        vel_max = (2.35 + 5.66 / self.radius) * vel_max_ratio  # cal_vel_max (stock stores it: vel_max_ball)
         length = sqrt(vx * vx + vy * vy)
         if length != 0 and not length < vel_max:
             vx, vy = vx / length * vel_max, vy / length * vel_max
@@ -133,13 +141,13 @@ class FastHumanPlayer(HumanPlayer):
             for ball in balls.values():  # given_acc_center = centroid - ball.position
                 position = ball.position
                 ball._move(direction, True, x - position.x, y - position.y, duration)
-        sqrt = math.sqrt
         for ball in balls.values():
             if ball.score > ball.score_decay_min:
                 score = ball.score * (1 - ball.score_decay_rate_per_frame * sqrt(ball.radius))
                 ball.score = score
                 ball.radius = sqrt(score / 100 * 0.042 + 0.15)  # BaseBall.score_to_radius
 
+    @cython.locals(x=cython.double, y=cython.double, total_score=cython.double, score=cython.double)
     def cal_centroid(self) -> Vector2:
         x = 0
         y = 0
@@ -175,6 +183,11 @@ class FastHumanPlayer(HumanPlayer):
                 can_split = True
         return total_score, can_split, can_eject
 
+    @cython.locals(i=cython.Py_ssize_t, j=cython.Py_ssize_t, k=cython.Py_ssize_t, balls_num=cython.Py_ssize_t,
+                   eats=cython.Py_ssize_t, minx=cython.double, maxx=cython.double, miny=cython.double,
+                   maxy=cython.double, px=cython.double, py=cython.double, r_sum=cython.double, bound=cython.double,
+                   dis=cython.double, f=cython.double, s_i=cython.double, s_j=cython.double, w_i=cython.double,
+                   w_j=cython.double, x=cython.double, y=cython.double)
     def adjust(self) -> int:
         """Stock's rigid collisions and merges, pair by pair in the same order (largest first, stable), with
         get_dis and rigid_collision (and its check_border) written out on floats; merges call stock's eat."""
@@ -183,7 +196,6 @@ class FastHumanPlayer(HumanPlayer):
         balls_num = len(balls)
         if balls_num < 2:
             return 0
-        sqrt = math.sqrt
         border = self.border
         minx, maxx, miny, maxy = border.minx, border.maxx, border.miny, border.maxy
         xs = [b.position.x for b in balls]

@@ -1,17 +1,25 @@
-"""GoBigger's 'precision' collision detection, answered with numpy over all (query, ball) pairs at once.
+"""GoBigger's 'precision' collision detection, the same answers from compiled loops.
 
 Stock (gobigger/utils/collision_detection.py, PrecisionCollisionDetection) files every ball in a row of the map
 (row = int((x - minx) / height * precision)), sorts each row by y (stable), and for each query walks the rows its
 box spans, from the last ball of the row with y < top edge (found by binary lifting, so that one ball is checked
 too) to the first with y > bottom edge, keeping the balls that ``judge_cover`` the query. The answer here is the
-same set in the same order: the cover test (distance < either radius) runs with stock's float operations on the
-pairs close enough along x to cover (a conservative window found by binary search in the gallery sorted by x), and
-the survivors are then kept or dropped by stock's row/window rule and ordered by (row, y, gallery index), which is
-the order stock visits them.
+same set in the same order: the cover test (distance < either radius) runs with stock's float operations on every
+(query, ball) pair that can cover, the survivors are kept or dropped by stock's row/window rule, and each query's
+are ordered by (row, y, gallery index), the order stock visits them. The pairs that can cover: every player ball,
+thorn and spore, and the food within reach along x (a binary search in the food sorted by x; a pair covers only if
+its distance, >= |dx|, is below the larger radius).
+
+Compiled by the install (setup.py, Cython's pure-Python mode): the scalars below are C doubles, IEEE binary64 as
+Python's floats and numpy's, with the same operations in the same order.
 """
 from typing import Dict, List
 
+import cython
 import numpy as np
+from cython.cimports.libc.math import sqrt, trunc
+
+COMPILED = cython.compiled  # True in the module the install built
 
 
 class FastPrecisionCollisionDetection:
@@ -20,6 +28,7 @@ class FastPrecisionCollisionDetection:
     def __init__(self, border, precision: int = 50) -> None:
         self.border = border
         self.precision = precision
+        self._food = self._food_by_x = self._food_x = self._food_r_max = None  # food order by x, cached per view
 
     def get_row(self, x: float) -> int:
         return int((x - self.border.minx) / self.border.height * self.precision)
@@ -28,6 +37,17 @@ class FastPrecisionCollisionDetection:
         """Stock's signature: the gallery as one list of balls."""
         return self.solve_with_food(query_list, gallery_list, None)
 
+    @cython.boundscheck(False)  # every index below is in range by construction
+    @cython.wraparound(False)
+    @cython.locals(n_others=cython.Py_ssize_t, n_food=cython.Py_ssize_t, q=cython.Py_ssize_t, j=cython.Py_ssize_t,
+                   k=cython.Py_ssize_t, lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, index=cython.Py_ssize_t,
+                   px=cython.double, py=cython.double, pr=cython.double, x=cython.double, y=cython.double,
+                   r=cython.double, dx=cython.double, dy=cython.double, dis=cython.double, reach=cython.double,
+                   food_r_max=cython.double, minx=cython.double, height=cython.double, precision=cython.double,
+                   row=cython.double, row_min=cython.double, row_max=cython.double, top=cython.double,
+                   bottom=cython.double, ox=cython.double[:], oy=cython.double[:], orr=cython.double[:],
+                   fx=cython.double[:], fy=cython.double[:], fr=cython.double[:], food_x=cython.double[:],
+                   by_x=cython.Py_ssize_t[:])
     def solve_with_food(self, query_list: list, others: list, food) -> Dict[int, list]:
         """The gallery is ``others`` followed by the food of FastFoodManager.arrays() (None: no food), in that order
         (stock's: player balls, thorns, spores, food). Returns {query index: [balls it collides with]}; a query
@@ -36,59 +56,111 @@ class FastPrecisionCollisionDetection:
         if not query_list:
             return results
         n_others = len(others)
-        gx, gy, gr = np.array([(b.position.x, b.position.y, b.radius) for b in others],
-                              dtype=np.float64).reshape(-1, 3).T
-        if food is not None:
-            food_balls, food_slots, fx, fy, fr = food
-            gx, gy, gr = np.concatenate((gx, fx)), np.concatenate((gy, fy)), np.concatenate((gr, fr))  # (G,)
-        if len(gx) == 0:
-            return results
-        # every query is one of ``others`` in the server's frame (player balls, thorns): read it from there, and
-        # drop its pair with itself below (judge_cover: a ball never covers itself; ball ids are unique)
-        index = {id(b): j for j, b in enumerate(others)}
-        own = np.array([index.get(id(b), -1) for b in query_list])  # (Q,) the query's gallery index, -1: none
-        if (own >= 0).all():
-            qx, qy, qr = gx[own], gy[own], gr[own]  # (Q,)
+        ox, oy, orr = np.empty((3, n_others))  # (n_others,) each
+        for k in range(n_others):
+            ball = others[k]
+            ox[k], oy[k], orr[k] = ball.position.x, ball.position.y, ball.radius
+        if food is not None and len(food[1]):
+            food_balls, food_slots, food_xs, food_ys, food_rs = food
+            if food is not self._food:  # the food changed since the last frame: its order by x again
+                self._food, self._food_by_x = food, np.argsort(food_xs, kind='stable').astype(np.intp)
+                self._food_x, self._food_r_max = food_xs[self._food_by_x], food_rs.max()
+            fx, fy, fr = food_xs, food_ys, food_rs
+            by_x, food_x, food_r_max = self._food_by_x, self._food_x, self._food_r_max
         else:
-            qx, qy, qr = np.array([(b.position.x, b.position.y, b.radius) for b in query_list],
-                                  dtype=np.float64).reshape(-1, 3).T
-        # Candidates: a pair covers only if dis < the larger radius, and dis >= |dx| up to rounding (~1e-16
-        # relative), so only balls with x in (qx - reach, qx + reach), reach = max(q.radius, the largest gallery
-        # radius) * (1 + 1e-9), can cover: found by binary search in the gallery sorted by x
-        reach = np.maximum(qr, gr.max()) * (1 + 1e-9)  # (Q,)
-        by_x = np.argsort(gx, kind='stable')
-        sorted_x = gx[by_x]
-        lo = np.searchsorted(sorted_x, qx - reach, side='right')  # (Q,) first gallery rank inside the window
-        counts = np.searchsorted(sorted_x, qx + reach, side='left') - lo
-        qi = np.repeat(np.arange(len(qx)), counts)  # (K,) candidate pairs
-        gj = by_x[np.arange(len(qi)) + np.repeat(lo - np.cumsum(counts) + counts, counts)]
-        # judge_cover on the candidates: dis = (q.position - g.position).length(); q.radius > dis or g.radius > dis
-        dx = qx[qi] - gx[gj]
-        dy = qy[qi] - gy[gj]
-        dis = np.sqrt(dx * dx + dy * dy)
-        cover = ((qr[qi] > dis) | (gr[gj] > dis)) & (gj != own[qi])
-        qi, gj = qi[cover], gj[cover]
-        if len(qi) == 0:
-            return results
-        # stock's window, per pair: the ball's row within the query's rows, y at most the bottom edge, and y at
-        # least the top edge unless the ball is its row's last one above it (checked one by one below, rare)
+            food_balls = food_slots = None
+            fx = fy = fr = food_x = np.zeros(0)
+            by_x, food_r_max = np.zeros(0, np.intp), 0.0
+        n_food = len(food_x)
         minx, height, precision = self.border.minx, self.border.height, self.precision
-        px, py, pr = qx[qi], qy[qi], qr[qi]  # (K,) per pair
-        x, y = gx[gj], gy[gj]
-        row = np.trunc((x - minx) / height * precision)  # get_row: int() truncates toward zero
-        left = py - pr
-        keep = ((row >= np.trunc((px - pr - minx) / height * precision))
-                & (row <= np.trunc((px + pr - minx) / height * precision)) & (y <= py + pr))
-        above = keep & (y < left)
-        if above.any():
-            rows = np.trunc((gx - minx) / height * precision)  # every gallery ball's row
-            for k in np.flatnonzero(above):
-                candidates = np.flatnonzero((rows == row[k]) & (gy < left[k]))
-                keep[k] = candidates[np.lexsort((candidates, gy[candidates]))[-1]] == gj[k]
-        qi, gj, row, y = qi[keep], gj[keep], row[keep], y[keep]
-        order = np.lexsort((gj, y, row, qi))  # per query, the order stock visits them: row, then y, then index
-        for i, j in zip(qi[order].tolist(), gj[order].tolist()):
-            ball = others[j] if j < n_others else food_balls[food_slots[j - n_others]]
-            if ball is not query_list[i]:  # (a query outside ``others``: its own pair is dropped here)
-                results.setdefault(i, []).append(ball)
+        lo = hi = 0
+        for q in range(len(query_list)):
+            query = query_list[q]
+            px, py, pr = query.position.x, query.position.y, query.radius
+            # stock's window: rows of the query's box, y at most its bottom edge, and y at least its top edge
+            # unless the ball is its row's last one above it (the rare case, _last_above)
+            row_min = trunc((px - pr - minx) / height * precision)
+            row_max = trunc((px + pr - minx) / height * precision)
+            top, bottom = py - pr, py + pr
+            reach = max(pr, food_r_max) * (1 + 1e-9)  # the food within reach along x: ranks lo to hi - 1
+            lo = _first_above(food_x, px - reach, n_food)
+            hi = _first_not_below(food_x, px + reach, n_food)
+            hits = []  # (row, y, gallery index) of the balls that cover the query and stock's walk reaches
+            for k in range(n_others + hi - lo):
+                index = k if k < n_others else n_others + by_x[lo + k - n_others]
+                if index < n_others and others[index] is query:  # judge_cover: a ball never covers itself
+                    continue
+                if index < n_others:
+                    x, y, r = ox[index], oy[index], orr[index]
+                else:
+                    x, y, r = fx[index - n_others], fy[index - n_others], fr[index - n_others]
+                dx = px - x
+                dy = py - y
+                dis = sqrt(dx * dx + dy * dy)
+                if not (pr > dis or r > dis):
+                    continue
+                row = trunc((x - minx) / height * precision)  # get_row: int() truncates toward zero
+                if row < row_min or row > row_max or y > bottom:
+                    continue
+                if y < top and not _last_above(index, row, top, ox, oy, fx, fy, minx, height, precision):
+                    continue
+                hits.append((row, y, index))
+            if hits:
+                hits.sort()
+                results[q] = [others[j] if j < n_others else food_balls[food_slots[j - n_others]]
+                              for _, _, j in hits]
         return results
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
+def _first_above(xs: cython.double[:], v: cython.double, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """The first i with xs[i] > v in ascending xs[:n] (n if none): bisect_right."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if v < xs[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
+def _first_not_below(xs: cython.double[:], v: cython.double, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """The first i with xs[i] >= v in ascending xs[:n] (n if none): bisect_left."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if xs[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(j=cython.Py_ssize_t, n_others=cython.Py_ssize_t, best=cython.Py_ssize_t, x=cython.double,
+               y=cython.double, best_y=cython.double)
+def _last_above(index: cython.Py_ssize_t, row: cython.double, top: cython.double, ox: cython.double[:],
+                oy: cython.double[:], fx: cython.double[:], fy: cython.double[:], minx: cython.double,
+                height: cython.double, precision: cython.double) -> cython.bint:
+    """Whether gallery ball ``index`` (others, then food) is the last (by y, then index) of the balls of its row
+    with y < top."""
+    n_others = ox.shape[0]
+    best, best_y = -1, 0.0
+    for j in range(n_others + fx.shape[0]):
+        if j < n_others:
+            x, y = ox[j], oy[j]
+        else:
+            x, y = fx[j - n_others], fy[j - n_others]
+        if y < top and trunc((x - minx) / height * precision) == row and (best < 0 or y >= best_y):
+            best, best_y = j, y
+    return best == index
