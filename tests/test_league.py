@@ -129,17 +129,47 @@ def test_pool_draws_as_documented(tmp_path):
     level3.games, level3.wins = 8, 0  # it always beats us: p = 1/10
     raw = np.array([0.1, 0.5, 0.9])**2
     np.testing.assert_allclose(pool.weights(), raw / raw.sum())
-    draws = [m.name if m else 'self' for m in pool.draw(20_000)]
+    draws = [m.name if m else 'self' for m in pool.draw(20_000, env_id=0)]
     counts = {name: draws.count(name) / len(draws) for name in set(draws)}
     expected = dict(zip(['bot_level_1', 'bot_level_2', 'bot_level_3'], 0.75 * raw / raw.sum()), self=0.25)
     for name, share in expected.items():
         assert counts[name] == pytest.approx(share, abs=0.01)
     # 'uniform' ignores the games; the same seed draws the same opponents
     assert _pool(tmp_path / 'u', sampling='uniform').weights().tolist() == [1 / 3] * 3
-    assert [m.name if m else None for m in _pool(tmp_path / 'a').draw(50)] == \
-        [m.name if m else None for m in _pool(tmp_path / 'b').draw(50)]
-    pool.record([level3, None], [True, False])
-    assert (level3.games, level3.wins) == (9, 1)
+    assert [m.name if m else None for m in _pool(tmp_path / 'a').draw(50, env_id=3)] == \
+        [m.name if m else None for m in _pool(tmp_path / 'b').draw(50, env_id=3)]
+
+
+def test_a_draw_depends_on_its_env_and_game_not_on_the_order_of_the_others(tmp_path):
+    """The draw for (env, game) comes from its own generator, sees the snapshots taken before the rollout of the
+    game before it, and counts the results of the games two back: the same whichever envs drew or ended first."""
+    names = lambda drawn: [m.name if m else 'self' for m in drawn]  # noqa: E731
+    a, b = _pool(tmp_path / 'a', self_play=0.3), _pool(tmp_path / 'b', self_play=0.3)
+    first = {i: names(a.draw(4, env_id=i)) for i in (0, 1, 2)}
+    assert {i: names(b.draw(4, env_id=i)) for i in (2, 0, 1)} == first
+    assert first[0] != first[1] or first[1] != first[2]  # each env its own draws
+    level1, level2, level3 = a.members
+    a.record(0, [level3], [True])  # env 0's game 0
+    a.record(1, [level1], [False])
+    assert (level3.games, level1.games) == (0, 0) and a.games_ended == {0: 1, 1: 1}
+    a.draw(1, env_id=0)  # game 1: the results of game 0 not counted yet (env 2's game 0 may still be playing)
+    assert (level3.games, level1.games) == (0, 0)
+    a.record(0, [level2], [True])
+    a.draw(1, env_id=0)  # game 2 counts every game 0
+    assert (level1.games, level1.wins, level3.games, level3.wins, level2.games) == (1, 0, 1, 1, 0)
+    assert a.pending == [(1, ['bot_level_2'], [True])]
+    # a snapshot taken after iteration k is drawn from game k + 1 on (game k may already be drawn)
+    only = _pool(tmp_path / 'c', self_play=0.0, bot_levels=[1])
+    only.iterations = 3
+    snapshot = only.add_snapshot(build_model(compile_config(*small_config(tmp_path))[0]), 24, 768, {})
+    assert snapshot.first_game == 4
+    only.games_ended = {0: 3, 1: 4}
+    assert {m.name for _ in range(20) for m in only.draw(5, env_id=0)} == {'bot_level_1'}
+    assert 'snapshot_24' in names(only.draw(50, env_id=1))
+    # the state carries it all: a restored pool draws as the original
+    again = _pool(tmp_path / 'd', self_play=0.3)
+    again.restore(a.state(), a.folder)
+    assert names(again.draw(6, env_id=0)) == names(a.draw(6, env_id=0))
 
 
 def test_self_play_learns_from_every_team(tmp_path):
@@ -204,7 +234,8 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
     finally:
         close_env_manager(manager)
     assert games['self-play'] > 0 and games['member'] > 0
-    assert pool.members[0].games == games['member']
+    counted_later = sum(name is not None for _, names, _ in pool.pending for name in names)  # the last two games
+    assert pool.members[0].games + counted_later == games['member']
 
 
 @pytest.mark.parametrize('manager', ['env.manager.type=base', 'env.collector_env_num=4'])  # 4 subprocess envs: halves

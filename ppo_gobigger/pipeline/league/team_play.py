@@ -15,7 +15,7 @@ such envs so that the rollout collector sees envs of one team each, as with bot 
                     the env's bots (the action's bot_level)
 
 A league draws each game's opponents from the pool when the game's first observation is read, and records the outcome
-when it ends.
+when it ends (pool.py: what a draw depends on, and what not).
 """
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -68,7 +68,7 @@ class TeamPlay:
         R = self.rows_per_env
         ready = self._env.ready_obs
         self._obs.update(ready)
-        for i in ready:
+        for i in sorted(ready):
             if i not in self._opponents:
                 self._start_game(i)
         return {
@@ -121,7 +121,8 @@ class TeamPlay:
                 obs = {k: v[r] for k, v in timestep.obs.items()}
                 out[i * R + r] = BaseEnvTimestep(obs, timestep.reward[r], timestep.done, row_info)
             if info.get('abnormal', False):
-                self._opponents.pop(i, None)  # the collector resets the env: a new game, new opponents
+                if self._opponents.pop(i, None) is not None and self._pool is not None:
+                    self._pool.abandon(i)  # the collector resets the env: a new game, new opponents
             elif timestep.done:
                 self._end_game(i, info['teams'])
         return out
@@ -137,7 +138,7 @@ class TeamPlay:
     def _start_game(self, env_id: int) -> None:
         """A new game in env ``env_id``: draw who plays its other teams, and so which rows learn."""
         others = self._teams - 1
-        drawn = self._pool.draw(others) if self._pool is not None else [None] * others
+        drawn = self._pool.draw(others, env_id) if self._pool is not None else [None] * others
         every_team = self.rows_per_env > 1 and all(member is None for member in drawn)
         self._opponents[env_id] = [] if every_team else drawn
 
@@ -150,7 +151,7 @@ class TeamPlay:
         opponents = self._opponents.pop(env_id)
         if self._pool is not None:
             ours = teams[0]['rank']
-            self._pool.record(opponents, [ours < team['rank'] for team in teams[learning:]])
+            self._pool.record(env_id, opponents, [ours < team['rank'] for team in teams[learning:]])
 
     def _act_for_opponents(self, env_ids: List[int]):
         """({env id: (G - L, A) actions of the opponent rows}, {env id: (G,) bot levels}): one forward pass per
