@@ -93,8 +93,9 @@ class LeaguePool:
         """Go on with a saved pool; its snapshot files are in ``source_folder`` (copied here if it is another)."""
         self.iterations = state['iterations']
         self.members = [Member(**m) for m in state['members']]
-        self.games_ended = {int(i): n for i, n in state['games_ended'].items()}
-        self.pending = [(game, list(names), list(won)) for game, names, won in state['pending']]
+        # (a pool saved before draws were keyed by game has neither: its games then count from 0)
+        self.games_ended = {int(i): n for i, n in state.get('games_ended', {}).items()}
+        self.pending = [(game, list(names), list(won)) for game, names, won in state.get('pending', [])]
         self._models = {}
         for member in self.members:
             if member.path is None:
