@@ -83,8 +83,8 @@ class FastPrecisionCollisionDetection:
             row_max = trunc((px + pr - minx) / height * precision)
             top, bottom = py - pr, py + pr
             reach = max(pr, food_r_max) * (1 + 1e-9)  # the food within reach along x: ranks lo to hi - 1
-            lo = _first_above(food_x, px - reach, n_food)
-            hi = _first_not_below(food_x, px + reach, n_food)
+            lo = _bisect(food_x, px - reach, n_food, True)
+            hi = _bisect(food_x, px + reach, n_food, False)
             hits = []  # (row, y, gallery index) of the balls that cover the query and stock's walk reaches
             for k in range(n_others + hi - lo):
                 index = k if k < n_others else n_others + by_x[lo + k - n_others]
@@ -116,31 +116,16 @@ class FastPrecisionCollisionDetection:
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
-def _first_above(xs: cython.double[:], v: cython.double, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
-    """The first i with xs[i] > v in ascending xs[:n] (n if none): bisect_right."""
+def _bisect(xs: cython.double[:], v: cython.double, n: cython.Py_ssize_t, right: cython.bint) -> cython.Py_ssize_t:
+    """In ascending xs[:n], the first i with xs[i] > v if ``right`` (bisect_right), else with xs[i] >= v
+    (bisect_left); n if none."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
-        if v < xs[mid]:
+        if (v < xs[mid]) if right else not (xs[mid] < v):
             hi = mid
         else:
             lo = mid + 1
-    return lo
-
-
-@cython.cfunc
-@cython.boundscheck(False)
-@cython.wraparound(False)
-@cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
-def _first_not_below(xs: cython.double[:], v: cython.double, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
-    """The first i with xs[i] >= v in ascending xs[:n] (n if none): bisect_left."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if xs[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
     return lo
 
 
