@@ -223,4 +223,3 @@ def test_a_training_run_is_the_same_run_on_either_engine(tmp_path):
                        for engine in ('fast', 'stock'))
         assert fast.keys() == stock.keys()
         assert all(torch.equal(fast[k], stock[k]) for k in fast), name
-

@@ -88,9 +88,9 @@ class FastPrecisionCollisionDetection:
             hits = []  # (row, y, gallery index) of the balls that cover the query and stock's walk reaches
             for k in range(n_others + hi - lo):
                 index = k if k < n_others else n_others + by_x[lo + k - n_others]
-                if index < n_others and others[index] is query:  # judge_cover: a ball never covers itself
-                    continue
                 if index < n_others:
+                    if others[index] is query:  # judge_cover: a ball never covers itself
+                        continue
                     x, y, r = ox[index], oy[index], orr[index]
                 else:
                     x, y, r = fx[index - n_others], fy[index - n_others], fr[index - n_others]

@@ -68,7 +68,7 @@ class TeamPlay:
         R = self.rows_per_env
         ready = self._env.ready_obs
         self._obs.update(ready)
-        for i in sorted(ready):
+        for i in ready:  # in any order: a draw depends on its env and game alone (pool.py)
             if i not in self._opponents:
                 self._start_game(i)
         return {
