@@ -146,8 +146,7 @@ def main() -> None:
     ks = range(args.seeds) if args.run is None else [args.run]
     own_runs = [runs.run_name(tag, k, args.seeds > 1) for k in ks]
 
-    def save() -> None:
-        learning.save_results(json_path, result, own_runs if args.resume else None)
+    save = learning.ResultsFile(json_path, own_runs if args.resume else None, result).save
 
     for k, run_tag in zip(ks, own_runs):
         run = result['runs'].get(run_tag, {})

@@ -47,25 +47,43 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
 
 
-def save_results(path: str, result: Dict, own_runs: Optional[List[str]]) -> None:
-    """Write ``result``; with ``own_runs`` (--resume or --run K), keeping what other processes wrote to ``path``: the
-    runs not in ``own_runs`` and the rows ``result`` lacks are taken from the file, so that `--run K --resume`
-    processes of one tag run side by side (a lock under RUNS keeps the read and the write together). Without,
-    ``result`` replaces the file (a results file started over)."""
-    os.makedirs(runs.RUNS, exist_ok=True)
-    with open(os.path.join(runs.RUNS, f'{os.path.basename(path)}.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if own_runs is not None and os.path.isfile(path):
-            with open(path) as f:
-                on_disk = json.load(f)
-            merged = {t: result['runs'][t] if t in own_runs and t in result['runs'] else r
-                      for t, r in on_disk.get('runs', {}).items()}  # the file's order, ours for our runs
-            result['runs'] = {**merged, **{t: r for t, r in result['runs'].items() if t not in merged}}
-            for key in ('references', 'checkpoints'):  # in place: the rows still being played add to these dicts
-                ours = dict(result[key])
-                result[key].update(on_disk.get(key, {}))
-                result[key].update(ours)
-        write_json(path, result)
+ROW_KEYS = ('references', 'checkpoints')  # the results file's rows besides the runs'
+
+
+def as_json(data: Dict) -> Dict:
+    """``data`` as the results file holds it (tuples as lists): a deep copy to compare rows with."""
+    return json.loads(json.dumps(data))
+
+
+class ResultsFile:
+    """benchmarks/results/learning_<tag>.json holding ``result``: written by this process alone (``own_runs`` None:
+    each save replaces it) or shared with other processes of the tag (`--run K`, `--resume`; a lock under RUNS keeps
+    each read and write together). A shared save keeps what the others wrote: the runs not in ``own_runs``, and each
+    reference or checkpoint row this process has not changed since it started or last saved (its copy may be stale:
+    another process may have added to the row meanwhile), which ``result`` then takes over."""
+
+    def __init__(self, path: str, own_runs: Optional[List[str]], result: Dict) -> None:
+        self.path, self.own_runs, self.result = path, own_runs, result
+        self.seen = as_json({key: result[key] for key in ROW_KEYS})  # the rows as at the start or the last save
+
+    def save(self) -> None:
+        result = self.result
+        os.makedirs(runs.RUNS, exist_ok=True)
+        with open(os.path.join(runs.RUNS, f'{os.path.basename(self.path)}.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.own_runs is not None and os.path.isfile(self.path):
+                with open(self.path) as f:
+                    on_disk = json.load(f)
+                merged = {t: result['runs'][t] if t in self.own_runs and t in result['runs'] else r
+                          for t, r in on_disk.get('runs', {}).items()}  # the file's order, ours for our runs
+                result['runs'] = {**merged, **{t: r for t, r in result['runs'].items() if t not in merged}}
+                for key in ROW_KEYS:  # in place: the rows still being played add to these dicts
+                    played = {name: row for name, row in result[key].items()
+                              if as_json(row) != self.seen[key].get(name)}
+                    result[key].update(on_disk.get(key, {}))
+                    result[key].update(played)
+            write_json(self.path, result)
+            self.seen = as_json({key: result[key] for key in ROW_KEYS})
 
 
 def summarise(result: Dict) -> None:
@@ -172,8 +190,7 @@ def main() -> None:
     ks = range(args.seeds) if args.run is None else [args.run]
     own_runs = [runs.run_name(tag, k, args.seeds > 1) for k in ks] if args.env_steps is not None else []
 
-    def save() -> None:
-        save_results(json_path, result, own_runs if shared else None)
+    save = ResultsFile(json_path, own_runs if shared else None, result).save
 
     for k, run_tag in zip(ks, own_runs):  # 1. train runs, each with its final rows
         seed = cfg.seed + k

@@ -298,11 +298,39 @@ def test_resumed_processes_keep_every_reference_row_they_play(tmp_path, monkeypa
     with open(path, 'w') as f:  # another process's run and reference row
         json.dump(dict(runs={'t_s0': {'seed': 0}}, references={'random team': {'win_rate': 0.0}}, checkpoints={}), f)
     result = dict(runs={'t_s1': {'seed': 1}}, references={}, checkpoints={})
+    save = learning.ResultsFile(path, ['t_s1'], result).save
     references = result['references']  # what play_references holds while it plays row after row
     for name in ('level-1 bots', 'level-2 bots'):
         references[name] = {'win_rate': 0.85}
-        learning.save_results(path, result, ['t_s1'])
+        save()
     with open(path) as f:
         saved = json.load(f)
     assert list(saved['runs']) == ['t_s0', 't_s1']
     assert set(saved['references']) == {'random team', 'level-1 bots', 'level-2 bots'}
+
+
+def test_a_stale_copy_of_a_row_does_not_undo_what_another_process_added(tmp_path, monkeypatch):
+    """Two `--checkpoint ... --resume` processes of one tag read the same row; B adds its level-2 row and saves.
+    A's next save keeps B's row (A had not changed its copy) and hands it to A, whose loop then skips it; the rows a
+    process did change win."""
+    point_at(tmp_path, monkeypatch)
+    path = str(tmp_path / 'learning_stale.json')
+    start = dict(runs={}, references={}, checkpoints={'x': {'win_rate': 0.9, 'final_vs': {}},
+                                                        'y': {'win_rate': 0.8, 'final_vs': {}}})
+    with open(path, 'w') as f:
+        json.dump(start, f)
+    a, b = (json.loads(json.dumps(start)) for _ in range(2))  # each process's copy, read at its start
+    file_a, file_b = learning.ResultsFile(path, [], a), learning.ResultsFile(path, [], b)
+    b['checkpoints']['x']['final_vs']['vs_level2'] = {'win_rate': 0.93}
+    file_b.save()
+    a['checkpoints']['y']['final_vs']['vs_level2'] = {'win_rate': 0.7}
+    file_a.save()
+    with open(path) as f:
+        saved = json.load(f)
+    assert saved['checkpoints']['x']['final_vs'] == {'vs_level2': {'win_rate': 0.93}}
+    assert saved['checkpoints']['y']['final_vs'] == {'vs_level2': {'win_rate': 0.7}}
+    assert a['checkpoints']['x']['final_vs'] == {'vs_level2': {'win_rate': 0.93}}  # A will not play it again
+    b['checkpoints']['y']['win_rate'] = 0.75  # B replays y: its changed copy wins over A's
+    file_b.save()
+    with open(path) as f:
+        assert json.load(f)['checkpoints']['y'] == {'win_rate': 0.75, 'final_vs': {}}
