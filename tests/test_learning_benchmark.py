@@ -319,7 +319,7 @@ def test_a_stale_copy_of_a_row_does_not_undo_what_another_process_added(tmp_path
                                                         'y': {'win_rate': 0.8, 'final_vs': {}}})
     with open(path, 'w') as f:
         json.dump(start, f)
-    a, b = (json.loads(json.dumps(start)) for _ in range(2))  # each process's copy, read at its start
+    a, b = learning.as_json(start), learning.as_json(start)  # each process's copy, read at its start
     file_a, file_b = learning.ResultsFile(path, [], a), learning.ResultsFile(path, [], b)
     b['checkpoints']['x']['final_vs']['vs_level2'] = {'win_rate': 0.93}
     file_b.save()
