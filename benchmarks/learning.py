@@ -5,7 +5,8 @@
    `--run K --resume` processes of one tag may run side by side) for --env-steps env steps, evaluating (greedy,
    held-out games) every --eval-every steps. Each run's experiment folder is benchmarks/runs/<run tag>/; its latest
    checkpoint and logs are copied every minute to benchmarks/results/runs/<run tag>/, from where `--resume` goes on
-   (a finished run resumed with a larger --env-steps trains on and plays its final rows again).
+   (a finished run resumed with a larger --env-steps trains on and plays its final rows again; one stopped in its
+   final games plays the rest, on another clone from its run state).
 2. Final rows (learning_rows.py): each run's last checkpoint, each --checkpoint agent and the reference rows (random
    team, level-1/2/3 bots on our side) on --final-games games of a seed block no run saw; --vs-level N plays the
    agents against level-N bots on them too. Each row keeps every game's outcome and the median score ratio.

@@ -80,12 +80,17 @@ def log_row(name: str, row: Dict) -> None:
 
 def publish(run_tag: str, run: Dict) -> None:
     """A trained run's last weights and config as PUBLISHED/<run tag>.pth.tar (run['published'], relative to
-    HERE), once: what its final games play."""
+    HERE): what its final games play. Written once; on a clone that lacks it (PUBLISHED is not committed), written
+    again from the run's kept state where there is one (a run stopped in its final games), whose latest checkpoint
+    is the run's last."""
+    published = os.path.join(runs.PUBLISHED, f'{run_tag}.pth.tar')
     if 'published' not in run:
-        published = os.path.join(runs.PUBLISHED, f'{run_tag}.pth.tar')
         export_weights(run['checkpoint'], published)
         run['published'] = os.path.relpath(published, runs.HERE)
         run['checkpoint'] = os.path.relpath(run['checkpoint'], runs.HERE)
+    kept = os.path.join(runs.RUN_STATE, run_tag, runs.LATEST)
+    if not os.path.isfile(os.path.join(runs.HERE, run['published'])) and os.path.isfile(kept):
+        export_weights(kept, os.path.join(runs.HERE, run['published']))
 
 
 def on_the_games_of(env_of: str, ckpt: str) -> Dict:

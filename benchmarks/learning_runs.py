@@ -22,6 +22,7 @@ RESULTS = os.path.join(HERE, 'results')  # learning_<tag>.json and .png
 RUN_STATE = os.path.join(RESULTS, 'runs')  # each unfinished run's latest checkpoint and logs, for --resume
 PUBLISHED = os.path.join(RESULTS, 'checkpoints')  # each run's final weights and config (not committed)
 RUNS = os.path.join(HERE, 'runs')  # experiment folders (every checkpoint, TensorBoard); not committed
+LATEST = 'latest.pth.tar'  # a run state's latest checkpoint
 SYNC_EVERY_S = 60.0  # how often a training run's latest checkpoint and logs are copied to RUN_STATE
 LOGS = ('learner.jsonl', 'evaluator.jsonl')
 LEAGUE = 'league'  # a league run's pool folder (snapshots and pool.json): resuming needs its snapshots
@@ -86,7 +87,7 @@ class RunState:
 
     def __init__(self, run_tag: str, exp_dir: str) -> None:
         self.folder = os.path.join(RUN_STATE, run_tag)
-        self.checkpoint = os.path.join(self.folder, 'latest.pth.tar')
+        self.checkpoint = os.path.join(self.folder, LATEST)
         self.kickstart = os.path.join(self.folder, KICKSTART_CHECKPOINT)
         self.exp_dir = exp_dir
         self._copied: Optional[str] = None

@@ -153,6 +153,28 @@ def test_a_finished_run_extended_keeps_its_kickstart_row(copy_of, monkeypatch):
                                                                         before['kickstart_published'])
 
 
+def test_a_run_stopped_in_its_final_games_plays_the_rest_on_another_clone(copy_of, monkeypatch):
+    """A trained run stopped before its level-2 row, resumed on a clone with only what is committed (the results file
+    and the run state, not the published weights nor the experiment folder): the run state's last checkpoint is
+    published again, the same weights, and only the missing row is played, with no training."""
+    path = copy_of / 'results' / 'learning_kick.json'
+    result = results(copy_of)
+    before = result['runs']['kick']
+    del result['runs']['kick']['final_vs']
+    with open(path, 'w') as f:
+        json.dump(result, f)
+    published = copy_of / 'results' / 'checkpoints' / 'kick.pth.tar'
+    weights = load_checkpoint(published)['model']
+    shutil.rmtree(copy_of / 'results' / 'checkpoints')
+    shutil.rmtree(copy_of / 'runs')
+    played = record_evaluations(monkeypatch, [])
+    run = run_benchmark(monkeypatch, *TRAIN, '--resume', '--vs-level', '2')['runs']['kick']
+    assert played == [str(published)]
+    assert list(run['final_vs']) == ['vs level-2 bots'] and run['curve'] == before['curve']
+    again = load_checkpoint(published)
+    assert again['envstep'] == 376 and all(torch.equal(again['model'][k], v) for k, v in weights.items())
+
+
 def test_processes_side_by_side_keep_each_others_runs(copy_of, monkeypatch):
     """`--run K --resume` processes of one tag write only their own runs: a run another process finished while this
     one played its rows stays in the results file."""
