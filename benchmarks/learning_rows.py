@@ -89,8 +89,8 @@ def publish(run_tag: str, run: Dict) -> None:
         run['published'] = os.path.relpath(published, runs.HERE)
         run['checkpoint'] = os.path.relpath(run['checkpoint'], runs.HERE)
     kept = os.path.join(runs.RUN_STATE, run_tag, runs.LATEST)
-    if not os.path.isfile(os.path.join(runs.HERE, run['published'])) and os.path.isfile(kept):
-        export_weights(kept, os.path.join(runs.HERE, run['published']))
+    if not os.path.isfile(published) and os.path.isfile(kept):
+        export_weights(kept, published)
 
 
 def on_the_games_of(env_of: str, ckpt: str) -> Dict:
