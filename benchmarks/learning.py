@@ -197,11 +197,9 @@ def main() -> None:
         seed = cfg.seed + k
         run = result['runs'].get(run_tag, {})
         if run.get('env_steps') != args.env_steps or 'published' not in run:  # not yet trained this far
-            trained, resumed = runs.train_run(main_config, create_config, run_tag, seed, args.env_steps,
+            trained, _ = runs.train_run(main_config, create_config, run_tag, seed, args.env_steps,
                                               args.eval_every, args.eval_games, args.resume)
-            # a finished run trained on keeps its kickstart's row: the same weights on the same games
-            kept = {key: run[key] for key in ('kickstart', 'kickstart_published') if key in run} if resumed else {}
-            run = result['runs'][run_tag] = dict(seed=seed, env_steps=args.env_steps, **trained, **kept)
+            run = result['runs'][run_tag] = dict(seed=seed, env_steps=args.env_steps, **trained)
         rows.publish(run_tag, run)
         save()
         rows.play_final_games(run_tag, run, args.final_games, final_seed, args.vs_level, save)
@@ -231,11 +229,8 @@ if __name__ == '__main__':
     try:
         main()
     except TrainingInterrupted as e:  # the run's state is in RUN_STATE (synced on the way out): say how to go on
-        if e.checkpoint is None:  # stopped in a kickstart: nothing of that run was saved
-            logging.info(f'{e.signal_name}: stopped; the same command with --resume starts that run again')
-        else:
-            logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(runs.RUN_STATE)}/: the '
-                         f'same command with --resume goes on from it')
+        logging.info(f'{e.signal_name}: stopped; the run state is in {os.path.relpath(runs.RUN_STATE)}/: the same '
+                     'command with --resume goes on from it')
         raise SystemExit(e.exit_code)
     except KeyboardInterrupt:  # Ctrl-C in the final games: every row finished is in the results file already
         logging.info(f'SIGINT: stopped; the final rows played so far are in {os.path.relpath(runs.RESULTS)}/: the '

@@ -113,9 +113,6 @@ def print_tables(result: Dict) -> None:
                    headers=('our side', 'win rate', 'score ratio', 'median', 'rank', 'our score', 'best other'),
                    disable_numparse=True))
     print_eats(rows)
-    for run_tag, run in result.get('runs', {}).items():
-        if run.get('final_against_kickstart') is not None:
-            print(format_paired(run_tag, 'its kickstart', run['final_against_kickstart']))
     for name, r in result.get('checkpoints', {}).items():
         if 'against_first' in r:
             print(format_paired(name, r['against_first']['checkpoint'], r['against_first']))

@@ -2,8 +2,7 @@
 
 Training games have even game seeds, evaluation games odd ones, and the final games take env seed
 ``seed + FINAL_SEED_OFFSET`` (the config's seed: the same games for every run and every row). On them play each
-run's last checkpoint ('final'), a kickstarted run's kickstart alone ('kickstart'), each --checkpoint agent, each of
-those against other bot levels (--vs-level), and the reference rows: our side played by a random team and by
+run's last checkpoint ('final'), each --checkpoint agent, each of those against other bot levels (--vs-level), and the reference rows: our side played by a random team and by
 GoBigger's level-1, level-2 and level-3 bots (env.stand_in) against the same opponents. Every row keeps each game's
 outcome by game seed, so that two rows compare game by game, and the median score ratio beside the mean (the mean
 rides on blow-outs).
@@ -93,38 +92,21 @@ def publish(run_tag: str, run: Dict) -> None:
         export_weights(kept, published)
 
 
-def on_the_games_of(env_of: str, ckpt: str) -> Dict:
-    """The config of ``ckpt`` (a kickstart) with the env of checkpoint ``env_of``'s config (the run's published
-    weights): its weights play that run's games (preset, opponents, bot level)."""
-    config = load_checkpoint(ckpt)['config']
-    config['env'] = load_checkpoint(env_of)['config']['env']
-    return config
-
-
 def play_final_games(run_tag: str, run: Dict, final_games: int, final_seed: int, levels: List[int],
                      save: Callable[[], None]) -> None:
-    """The final rows of a trained run that it lacks: its last checkpoint ('final'), its kickstart alone
-    ('kickstart', a kickstarted run) and its last checkpoint against each of ``levels`` ('final_vs'). ``save`` is
+    """The final rows of a trained run that it lacks: its last checkpoint ('final') and its last checkpoint against
+    each of ``levels`` ('final_vs'). ``save`` is
     called after each row: a long evaluation stopped half way loses only its own row; --resume plays the rest."""
     published = os.path.join(runs.HERE, run['published'])
     if 'final' not in run:
         run['final'] = play(published, final_games, final_seed)
         log_row(f'run {run_tag}', run['final'])
         save()
-    if 'kickstart_checkpoint' in run and 'kickstart' not in run:
-        kickstart = os.path.join(runs.PUBLISHED, f'{run_tag}_kickstart.pth.tar')
-        export_weights(os.path.join(runs.HERE, run['kickstart_checkpoint']), kickstart)
-        run['kickstart_published'] = os.path.relpath(kickstart, runs.HERE)
-        run['kickstart'] = play(kickstart, final_games, final_seed, main_config=on_the_games_of(published, kickstart))
-        log_row(f'run {run_tag}: its kickstart alone', run['kickstart'])
-        save()
     for level in levels:
         if vs_level(level) not in run.setdefault('final_vs', {}):
             run['final_vs'][vs_level(level)] = play(published, final_games, final_seed, [f'env.bot_level={level}'])
             log_row(f'run {run_tag} against level-{level} bots', run['final_vs'][vs_level(level)])
             save()
-    if 'final' in run and 'kickstart' in run:
-        run['final_against_kickstart'] = paired_comparison(run['final'], run['kickstart'])
 
 
 def checkpoint_config(path: str, overrides: List[str]) -> Dict:
@@ -175,11 +157,9 @@ def summary(rows: List[Dict]) -> Dict:
 
 
 def run_rows(run_tag: str, run: Dict) -> List[tuple]:
-    """(name, summary key, final row) of each final row a run has: its last checkpoint, its kickstart alone, and
-    its last checkpoint against other bot levels."""
+    """(name, summary key, final row) of each final row a run has: its last checkpoint, and its last checkpoint
+    against other bot levels."""
     rows = [(f'{run_tag} (seed {run["seed"]}, {run["env_steps"]} env steps)', 'summary', run['final'])]
-    if 'kickstart' in run:
-        rows.append((f'{run_tag}: its kickstart alone', 'summary_kickstart', run['kickstart']))
     rows += [(f'{run_tag} {name}', f'summary_{name.replace(" ", "_").replace("-", "")}', row)
              for name, row in run.get('final_vs', {}).items()]
     return rows

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ppo_gobigger.config import apply_overrides
 from ppo_gobigger.files import replaced_atomically
-from ppo_gobigger.pipeline.serial import KICKSTART_CHECKPOINT, train
+from ppo_gobigger.pipeline.serial import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')  # learning_<tag>.json and .png
@@ -81,14 +81,13 @@ def copy_new_files(src: str, dst: str) -> None:
 
 
 class RunState:
-    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar), the logs, a league
-    run's snapshots and a kickstarted run's kickstart (kickstart.pth.tar: the weights before PPO, played as a row of
-    their own). While the run trains, a thread copies them every SYNC_EVERY_S seconds, and once more at the end."""
+    """A run's resumable state in RUN_STATE/<run tag>/: the latest checkpoint (latest.pth.tar), the logs and a league
+    run's snapshots. While the run trains, a thread copies them every SYNC_EVERY_S seconds, and once more at the
+    end."""
 
     def __init__(self, run_tag: str, exp_dir: str) -> None:
         self.folder = os.path.join(RUN_STATE, run_tag)
         self.checkpoint = os.path.join(self.folder, LATEST)
-        self.kickstart = os.path.join(self.folder, KICKSTART_CHECKPOINT)
         self.exp_dir = exp_dir
         self._copied: Optional[str] = None
         self._stop = threading.Event()
@@ -109,10 +108,6 @@ class RunState:
 
     def sync(self) -> None:
         """Copy the experiment folder's latest checkpoint and logs here, if there is a newer checkpoint."""
-        kickstart = os.path.join(self.exp_dir, 'ckpt', KICKSTART_CHECKPOINT)
-        if os.path.isfile(kickstart) and not os.path.isfile(self.kickstart):  # written once, before PPO
-            os.makedirs(self.folder, exist_ok=True)
-            copy_atomically(kickstart, self.kickstart)
         latest = latest_checkpoint(self.exp_dir)
         if latest is None or latest == self._copied:
             return
@@ -145,7 +140,7 @@ class RunState:
 def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, env_steps: int, eval_every: int,
               eval_games: int, resume: bool) -> Tuple[Dict, bool]:
     """Train (``resume``: go on training from RUN_STATE) one run up to ``env_steps``, evaluating every
-    ``eval_every`` env steps over ``eval_games`` games. Returns (its curve, last checkpoint, kickstart and wall time;
+    ``eval_every`` env steps over ``eval_games`` games. Returns (its curve, last checkpoint and wall time;
     whether it was resumed)."""
     exp_dir = os.path.join(RUNS, run_tag)
     state = RunState(run_tag, exp_dir)
@@ -163,8 +158,6 @@ def train_run(main_config: Dict, create_config: Dict, run_tag: str, seed: int, e
     # a run resumed at its last env step writes no checkpoint: its latest is the one it resumed from
     run = dict(curve=learning_curve(exp_dir), checkpoint=latest_checkpoint(exp_dir) or resume_from,
                session_wall_time_s=time.time() - start)
-    if os.path.isfile(state.kickstart):
-        run['kickstart_checkpoint'] = os.path.relpath(state.kickstart, HERE)
     return run, resume_from is not None
 
 

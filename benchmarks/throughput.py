@@ -45,6 +45,7 @@ from ppo_gobigger.config import apply_overrides, compile_config, load_config_fil
 from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.engine import create_game
 from ppo_gobigger.envs.features import GameConsts, team_features
+from ppo_gobigger.envs.game import STEP_MUL
 from ppo_gobigger.envs.gobigger_env import GoBiggerEnv
 from ppo_gobigger.envs.opponents import Opponents
 from ppo_gobigger.files import write_json
@@ -71,12 +72,12 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
     rng = np.random.default_rng(seed)
     game_cfg = deep_merge_dicts(getattr(gobigger.configs, env_cfg.preset), env_cfg.custom_cfg)
     consts = GameConsts.from_game_cfg(game_cfg)
-    A, team = consts.player_num_per_team, env_cfg.team_id
-    our_ids = [team * A + j for j in range(A)]
+    A, team = consts.player_num_per_team, 0  # our team is team 0: players 0 .. A-1
+    our_ids = list(range(A))
     opponents = Opponents(env_cfg.opponent, [p for p in range(consts.team_num * A) if p not in our_ids],
                           env_cfg.bot_level, env_cfg.engine)
     our_bots = Opponents('bot', our_ids, env_cfg.bot_level, env_cfg.engine) if our_side == 'bots' else None
-    game = create_game(env_cfg.preset, env_cfg.custom_cfg, env_cfg.step_mul, env_cfg.engine)  # training's engine
+    game = create_game(env_cfg.preset, env_cfg.custom_cfg, STEP_MUL, env_cfg.engine)  # training's engine
     t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
@@ -132,8 +133,7 @@ def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int, our_side
     total = {k: sum(w[k] for w in per_worker) for k in ('game_s', 'opponents_s', 'reset_s', 'active_s')}
     first = next(w for w in per_worker if w['featurised_steps'])
     return dict(
-        our_side=our_side,
-        env_steps=steps,
+        our_side=our_side, env_steps=steps,
         env_steps_per_s=sum(w['steps'] / w['active_s'] for w in per_worker),
         game_step_ms=1e3 * total['game_s'] / steps,
         opponents_step_ms=1e3 * total['opponents_s'] / steps,

@@ -25,21 +25,22 @@ from gobigger_ppo_vs_bots_config import main_config as _ours
 
 main_config = EasyDict(dict(
     exp_name='exp/ding_mappo_st_t2p2',
-    seed=_ours.seed,
+    seed=0,
     max_env_step=_ours.max_env_step,
-    env=dict(obs_format='mavac', **deepcopy(_ours.env)),  # its games, budget, envs and evaluation
+    env=dict(obs_format='mavac', preset='st_t2p2', bot_level=3, **deepcopy(_ours.env)),  # envs, evaluation: defaults
     policy=dict(
         cuda=False,
         multi_agent=True,
         action_space='discrete',
         model=dict(action_space='discrete'),
         learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=5700))),
-        collect=dict(n_sample=_ours.policy.collect.n_sample),
+        collect=dict(n_sample=3600),  # one whole game per env of 8, as ours
         eval=dict(evaluator=dict(eval_freq=5700)),
     ),
 ))
 
 create_config = EasyDict(dict(
     env=dict(type='gobigger_ding', import_names=['ppo_gobigger.envs.ding_adapter']),
+    env_manager=dict(type='subprocess'),
     policy=dict(type='ppo'),
 ))

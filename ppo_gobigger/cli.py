@@ -86,7 +86,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     except TrainingInterrupted as e:
         for signum in (signal.SIGINT, signal.SIGTERM):  # the stop is done: a late repeat of its signal changes nothing
             signal.signal(signum, signal.SIG_IGN)
-        if e.checkpoint is None:  # a torchrun rank other than 0 (rank 0 writes it), or stopped in the kickstart
+        if e.checkpoint is None:  # a torchrun rank other than 0 (rank 0 writes it)
             print(f'{e.signal_name}: training stopped.', file=sys.stderr)
         else:
             print(f'{e.signal_name}: training stopped. Checkpoint: {e.checkpoint}\n'

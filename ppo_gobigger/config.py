@@ -25,23 +25,52 @@ class ConfigError(ValueError):
 
 
 # Keys that are gone, as saved configs (every checkpoint's, the zoo's included) may still hold them:
-# {dotted key: (its old value that did nothing, what it did)}. At that value a key is dropped quietly; a training-only
-# key at another value is dropped with one log line (the weights play as they are); a key that changed what the model
-# observes ('observation') cannot be dropped at another value: ConfigError.
+# {dotted key: (the value that matches what the code does now, what the key did)}. At that value a key is dropped
+# quietly; a 'training' key at another value is dropped with one log line (the weights play as they are); a 'model'
+# key (it changed the network or what it observes) at another value cannot be dropped: ConfigError. A section left
+# empty is dropped too. CHANGELOG.md says when each went.
 RETIRED_KEYS = {
+    'policy.type': ('gobigger_ppo', 'no-op'),
     'policy.on_policy': (True, 'no-op'),
     'policy.multi_gpu': (False, 'no-op'),
     'policy.bp_update_sync': (True, 'no-op'),
     'policy.traj_len_inf': (False, 'no-op'),
+    'policy.load_learn_state': (False, 'training'),
+    'policy.model.action_shape': (None, 'model'),
+    'policy.model.relation_size': (None, 'model'),
+    'policy.model.actor_head': ('directional', 'model'),
     'policy.learn.resume_training': (False, 'no-op'),
     'policy.learn.critic_warmup_iters': (0, 'training'),
     'policy.learn.lr_warmup_iters': (0, 'training'),
+    'policy.learn.lr_anneal': (False, 'training'),
     'policy.learn.imitation_anneal': (False, 'training'),
+    'policy.learn.imitation_weight': (0.0, 'training'),
+    'policy.learn.kickstart_kl': (0.0, 'training'),
     'policy.learn.kickstart_kl_env_steps': (None, 'training'),
     'policy.learn.kickstart_teacher': (None, 'training'),
+    'policy.learn.target_kl': (None, 'training'),
+    'policy.learn.dual_clip': (None, 'training'),
+    'policy.learn.value_clip': (True, 'training'),
+    'policy.learn.adv_norm': (True, 'training'),
+    'policy.learn.value_norm': (True, 'training'),
+    'policy.learn.max_nonfinite_updates': (10, 'no-op'),
+    'pretrain.env_steps': (0, 'training'),
+    'pretrain.bot_level': (2, 'no-op'),
+    'pretrain.epochs': (4, 'no-op'),
+    'pretrain.learning_rate': (None, 'no-op'),
+    'replay.save_best': (False, 'no-op'),
+    'replay.episodes': (1, 'no-op'),
+    'league.all_teams': (True, 'training'),
+    'league.sampling': ('pfsp', 'training'),
+    'league.pfsp_power': (2.0, 'training'),
+    'env.step_mul': (2, 'model'),
+    'env.team_id': (0, 'no-op'),
+    'env.is_evaluator': (False, 'no-op'),
+    'env.first_episode': (0, 'no-op'),
+    'env.reward_scale': (1000.0, 'no-op'),
     'env.eaten_penalty': (0.0, 'training'),
-    'env.enemy_clone_slots': (0, 'observation'),
-    'env.team_vision': (False, 'observation'),
+    'env.enemy_clone_slots': (0, 'model'),
+    'env.team_vision': (False, 'model'),
 }
 
 
@@ -49,17 +78,16 @@ RETIRED_KEYS = {
 FREE_FORM = ('env.custom_cfg', 'env.manager')
 _MANAGER_TYPES = ('base', 'subprocess', 'async_subprocess')
 BACKENDS = ('local', 'ray')  # distributed.backend
-LEAGUE_SAMPLING = ('uniform', 'pfsp')  # league.sampling
 
 
 def default_config() -> EasyDict:
-    """The full default main_config: every key a user may set, with its default."""
-    from .envs.gobigger_env import GoBiggerEnv
+    """The full default main_config, the recipe: every key a user may set, with its default."""
+    from .envs.gobigger_env import INSTANCE_KEYS, GoBiggerEnv
     from .model.gobigger_ppo_model import GoBiggerPPOModel
     from .policy.gobigger_ppo import DING_FIXED, DING_FIXED_LEARN, GoBiggerPPOPolicy
 
     policy = GoBiggerPPOPolicy.default_config()
-    for key in ('cfg_type', *DING_FIXED):  # what DI-engine reads is set by the policy class, not by users
+    for key in ('cfg_type', 'type', *DING_FIXED):  # what DI-engine reads is set by the policy class, not by users
         policy.pop(key, None)
     for key in DING_FIXED_LEARN:
         policy.learn.pop(key, None)
@@ -69,55 +97,26 @@ def default_config() -> EasyDict:
         if name != 'self' and p.default is not inspect.Parameter.empty
     }
     env = GoBiggerEnv.default_config()
-    env.pop('cfg_type', None)
+    for key in ('cfg_type', *INSTANCE_KEYS):
+        env.pop(key, None)
     return EasyDict(
         dict(
             # (str) Experiment folder: checkpoints, logs and the evaluator's reports go here.
-            exp_name='gobigger_ppo',
+            exp_name='exp/gobigger_ppo_st_t2p2',
             # (int) Seed of the whole run (envs, torch, numpy, random).
             seed=0,
-            # (int or None) Stop after this many collected env steps.
-            max_env_step=None,
+            # (int or None) Stop after this many collected env steps: 100 PPO iterations of 3,600 on st_t2p2.
+            max_env_step=360_000,
             # (int or None) Stop after this many gradient updates.
             max_train_iter=None,
-            replay=dict(
-                # (bool) When an evaluation gives a new best checkpoint, play its first evaluation game(s) again
-                # and save the videos under exp_name/replays/iteration_N/ (GoBigger's mp4 playback; an st_t2p2
-                # game took 30-40 s, 20 MB on disk and 2 GB of memory here: GoBigger keeps every frame until the end).
-                save_best=False,
-                # (int) Games to record for each new best checkpoint (the first held-out evaluation games).
-                episodes=1,
-            ),
-            pretrain=dict(  # kickstart: the policy imitates GoBigger's bots before PPO (pipeline/learn/pretrain.py)
-                # (int) Env steps of demonstration games before PPO, counted in the run's env steps (whole games:
-                # each env finishes the game it is in); 0: no kickstart. Held in memory: ~22 KB per env step.
-                env_steps=0,
-                # (int) Level of the bots that play our side in the demonstrations (1, 2 or 3).
-                bot_level=2,
-                # (int) Passes over the demonstrations (minibatches of policy.learn.batch_size).
-                epochs=4,
-                # (float or None) Adam learning rate of the imitation; None: policy.learn.learning_rate.
-                learning_rate=None,
-            ),
             league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
-                # (bool) Learn from every team's steps, not only ours, in the games where all teams play the current
-                # weights: every game of opponent 'self', and the games of opponent 'league' whose draw gave each
-                # other team to self-play (the others learn from ours). Each such env step gives team_num on-policy
-                # samples; n_sample still counts env steps. On st_t2p2 True gave a 4x score ratio against level-3
-                # bots for the same env steps (docs/results.md).
-                all_teams=False,
                 # (int) opponent 'league': the current weights join the pool every this many PPO iterations.
                 snapshot_every=10,
                 # (list) Bot levels that are members of the pool from the start ([] for a pool of snapshots only).
-                bot_levels=[1, 2, 3],
-                # (float) Share of the other teams played by the current weights (self-play inside the league).
-                self_play=0.2,
-                # (str) How a team's opponent member is drawn for a game: 'uniform' over the pool, or 'pfsp'
-                # (prioritised fictitious self-play: weight (1 - our win rate against the member) ** pfsp_power,
-                # win rates counted with one won and one lost game as prior).
-                sampling='pfsp',
-                # (float) The exponent of 'pfsp': 0 is uniform, larger favours the members that beat us.
-                pfsp_power=2.0,
+                bot_levels=[2, 3],
+                # (float) Share of the other teams played by the current weights (self-play inside the league); in
+                # the games where every other team is, every team's steps are learnt from.
+                self_play=0.5,
             ),
             distributed=dict(
                 # (str) Where the rollouts are collected: 'local' (env managers of this process; under torchrun,
@@ -132,17 +131,23 @@ def default_config() -> EasyDict:
                 # (float) CPUs Ray reserves for each rollout worker (its envs' share of a machine).
                 worker_cpus=1.0,
             ),
-            env=env,
+            env=dict(
+                env,
+                # (float or None) Stop training once an evaluation's win rate reaches this, in (0, 1]; None: never.
+                # Not in the env's own config: DI-engine's entries compare their reward with their own default.
+                stop_value=None,
+            ),
             policy=policy,
         )
     )
 
 
 def default_create_config() -> EasyDict:
-    """Which registered env and policy to build (DI-engine's create_config)."""
+    """Which registered env, env manager and policy to build (DI-engine's create_config)."""
     return EasyDict(
         dict(
             env=dict(type='gobigger', import_names=['ppo_gobigger.envs.gobigger_env']),
+            env_manager=dict(type='subprocess'),
             policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
         )
     )
@@ -216,33 +221,49 @@ def _manager_config(user: Dict) -> EasyDict:
 
 
 def drop_retired_keys(main_config: Dict) -> Dict:
-    """A copy of ``main_config`` without the keys of RETIRED_KEYS (see there); ConfigError for one that changed
-    what the model observes at a value other than its old default."""
-    main_config = copy.deepcopy(dict(main_config))
+    """A copy of ``main_config`` without the keys of RETIRED_KEYS (see there), nor the sections they leave empty;
+    ConfigError for a 'model' key at a value other than the one the code plays."""
+    main_config, defaults = copy.deepcopy(dict(main_config)), default_config()
     for path, (old, kind) in RETIRED_KEYS.items():
         *parents, key = path.split('.')
-        node = main_config
+        nodes = [main_config]
         for parent in parents:
-            node = node.get(parent) if isinstance(node, dict) else None
-        if not isinstance(node, dict) or key not in node:
+            nodes.append(nodes[-1].get(parent) if isinstance(nodes[-1], dict) else None)
+        if not isinstance(nodes[-1], dict) or key not in nodes[-1]:
             continue
-        value = node.pop(key)
+        value = nodes[-1].pop(key)
+        for depth in reversed(range(len(parents))):  # drop the sections left empty that the defaults lack
+            section = '.'.join(parents[:depth + 1])
+            if nodes[depth][parents[depth]] or _has_section(defaults, section):
+                break
+            nodes[depth].pop(parents[depth])
         if value == old and isinstance(value, bool) == isinstance(old, bool):
             continue
-        if kind == 'observation':
-            raise ConfigError(f'config key {path}={value!r} changed what the model observes and is no longer '
+        if kind == 'model':
+            raise ConfigError(f'config key {path}={value!r} changed the model or what it observes and is no longer '
                               f'supported (only {old!r} is): this config, or the checkpoint it came from, cannot run')
         logging.getLogger('ppo_gobigger').warning(
             f'config key {path}={value!r} is retired (a training option since removed); ignored')
     return main_config
 
 
+def _has_section(config: Dict, dotted: str) -> bool:
+    for key in dotted.split('.'):
+        if not isinstance(config, dict) or key not in config:
+            return False
+        config = config[key]
+    return True
+
+
 def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> Tuple[EasyDict, EasyDict]:
     """User main_config/create_config -> complete, checked EasyDicts. Raises ConfigError on a bad config.
     Retired keys (RETIRED_KEYS) are dropped first, so that the config saved in an older checkpoint still compiles."""
+    create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config',
+                                     ('create_config.env_manager', )))
     cfg = EasyDict(_merge_checked(default_config(), drop_retired_keys(main_config or {}), '', FREE_FORM))
-    cfg.env.manager = _manager_config(cfg.env.manager or {})
-    create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config', ()))
+    # the manager's type is create_config.env_manager's (DI-engine's convention); env.manager.type overrides it
+    cfg.env.manager = _manager_config({'type': create.env_manager.type, **(cfg.env.manager or {})})
+    create.env_manager = EasyDict(type=cfg.env.manager.type)
     _check_consistency(cfg)
     _check_env(cfg, create)
     return cfg, create
@@ -276,47 +297,17 @@ def _check_consistency(cfg: EasyDict) -> None:
         )
     if learn.epoch_per_collect < 1:
         raise ConfigError(f'policy.learn.epoch_per_collect must be >= 1, got {learn.epoch_per_collect}')
-    if learn.dual_clip is not None and learn.dual_clip <= 1.0:
-        raise ConfigError(f'policy.learn.dual_clip must be None or > 1, got {learn.dual_clip}')
-    if learn.target_kl is not None and learn.target_kl <= 0:
-        raise ConfigError(f'policy.learn.target_kl must be None or > 0, got {learn.target_kl}')
-    if learn.kickstart_kl < 0:
-        raise ConfigError(f'policy.learn.kickstart_kl must be >= 0, got {learn.kickstart_kl}')
-    if learn.kickstart_kl > 0 and cfg.pretrain.env_steps <= 0 and not cfg.policy.load_path:
-        raise ConfigError(f'policy.learn.kickstart_kl={learn.kickstart_kl} distils a kickstart: it needs '
-                          f'pretrain.env_steps > 0 or a policy.load_path to distil, got {cfg.pretrain.env_steps} '
-                          f'and {cfg.policy.load_path!r}')
     if env.stop_value is not None and (isinstance(env.stop_value, bool) or not 0 < env.stop_value <= 1):
         raise ConfigError(f'env.stop_value is a win rate: None or a number in (0, 1], got {env.stop_value!r}')
-    if cfg.policy.load_learn_state and not cfg.policy.load_path:
-        raise ConfigError('policy.load_learn_state=True takes the optimizer and value normalisation of '
-                          'policy.load_path, which is not set')
-    if cfg.pretrain.learning_rate is not None and cfg.pretrain.learning_rate <= 0:
-        raise ConfigError(f'pretrain.learning_rate must be None or > 0, got {cfg.pretrain.learning_rate}')
-    if cfg.pretrain.env_steps < 0 or cfg.pretrain.epochs < 1:
-        raise ConfigError(f'pretrain.env_steps must be >= 0 and pretrain.epochs >= 1, got {cfg.pretrain.env_steps} '
-                          f'and {cfg.pretrain.epochs}')
-    if cfg.pretrain.bot_level not in BOT_LEVELS:
-        raise ConfigError(f'pretrain.bot_level {cfg.pretrain.bot_level!r} is not one of {BOT_LEVELS}')
-    from .model.heads import ACTOR_HEADS
-    if cfg.policy.model.actor_head not in ACTOR_HEADS:
-        raise ConfigError(f'unknown policy.model.actor_head {cfg.policy.model.actor_head!r}: choose one of '
-                          f'{", ".join(ACTOR_HEADS)}')
-    if cfg.replay.episodes < 1:
-        raise ConfigError(f'replay.episodes must be >= 1, got {cfg.replay.episodes}')
-    if learn.lr_anneal and not cfg.max_env_step:
-        raise ConfigError('policy.learn.lr_anneal needs max_env_step (the schedule runs from 0 to max_env_step)')
     _check_distributed(cfg)
     _check_league(cfg)
 
 
 def _check_league(cfg: EasyDict) -> None:
     league = cfg.league
-    if league.sampling not in LEAGUE_SAMPLING:
-        raise ConfigError(f'unknown league.sampling {league.sampling!r}: choose one of {", ".join(LEAGUE_SAMPLING)}')
-    if league.snapshot_every < 1 or not 0.0 <= league.self_play <= 1.0 or league.pfsp_power < 0:
-        raise ConfigError(f'league.snapshot_every must be >= 1, league.self_play in [0, 1] and league.pfsp_power '
-                          f'>= 0; got {league.snapshot_every}, {league.self_play} and {league.pfsp_power}')
+    if league.snapshot_every < 1 or not 0.0 <= league.self_play <= 1.0:
+        raise ConfigError(f'league.snapshot_every must be >= 1 and league.self_play in [0, 1]; got '
+                          f'{league.snapshot_every} and {league.self_play}')
     bad = [level for level in league.bot_levels if level not in BOT_LEVELS]
     if bad:
         raise ConfigError(f'league.bot_levels {bad} are not bot levels; allowed: {BOT_LEVELS}')

@@ -23,7 +23,7 @@ from .quiet import silence_third_party_noise
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'configuration.md')
 START, END = '<!-- config-reference:start -->', '<!-- config-reference:end -->'
 # Keys with no comment in their owner's source. Each entry is a stopgap: add the comment there and delete it here.
-UNCOMMENTED = {'policy.type': "the policy's DI-engine registry name (create_config.policy.type picks the class)"}
+UNCOMMENTED: Dict[str, str] = {}
 
 
 def sources() -> List[Tuple[str, Any]]:
@@ -50,7 +50,7 @@ def comments() -> Dict[str, str]:
     return found
 
 
-def rows() -> List[Tuple[str, Any, str]]:
+def entries() -> List[Tuple[str, Any, str]]:
     """(dotted key, default, meaning) for every leaf of default_config(); a free-form section is one leaf."""
     from .config import FREE_FORM, default_config
 
@@ -65,7 +65,7 @@ def rows() -> List[Tuple[str, Any, str]]:
 
 def markdown() -> str:
     lines = ['| key | default | meaning |', '| --- | --- | --- |']
-    for key, default, meaning in rows():
+    for key, default, meaning in entries():
         lines.append(f'| `{key}` | `{default!r}` | {meaning.replace("|", "&#124;")} |')
     return '\n'.join(lines)
 

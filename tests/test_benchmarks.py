@@ -13,7 +13,7 @@ from test_training import ROOT
 BENCHMARKS = os.path.join(ROOT, 'benchmarks')
 SCRIPTS = sorted(os.path.basename(p)[:-len('.py')] for p in glob.glob(os.path.join(BENCHMARKS, '*.py')))
 COMMANDS = ('learning', 'learning_report', 'ding_baseline', 'head_to_head', 'throughput', 'learn_step', 'scale',
-            'soak', 'demo_memory')  # what a user runs
+            'soak')  # what a user runs
 MAX_LINES = 400
 
 

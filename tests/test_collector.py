@@ -12,6 +12,7 @@ from ppo_gobigger.pipeline.build import build_policy
 from ppo_gobigger.pipeline.play.collector import RolloutCollector
 from ppo_gobigger.pipeline.play import evaluator as evaluator_module
 from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager, env_cores, env_groups
+from test_env import TEST_ENV
 
 GAME_STEPS = 20  # frame_limit 40 at step_mul 2
 
@@ -20,6 +21,7 @@ def _config(manager_type, env_num=2):
     return compile_config({
         'seed': 1,
         'env': {
+            **TEST_ENV,
             'custom_cfg': {'frame_limit': 2 * GAME_STEPS},
             'collector_env_num': env_num,
             'manager': {'type': manager_type},

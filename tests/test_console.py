@@ -25,9 +25,9 @@ def test_the_first_line_a_user_reads_is_ours(tmp_path):
     assert out.returncode == 0, out.stderr
     assert [notice for notice in NOTICES if notice in out.stdout + out.stderr] == []
     first = out.stderr.splitlines()[0]
-    assert ('INFO training st_t2p2 against a league (bot levels [2, 3] and snapshots every 10 iterations, pfsp '
-            'draws, self-play 0.5, learning from every team of its games), evaluated against level-3 bots, 0 env '
-            'steps;') in first and str(tmp_path / 'run') in first  # the default config's league
+    assert ('INFO training st_t2p2 against a league (bot levels [2, 3] and snapshots every 10 iterations, PFSP '
+            'draws, self-play 0.5, learning from every team of its self-play games), evaluated against level-3 bots, '
+            '0 env steps;') in first and str(tmp_path / 'run') in first  # the default config's league
 
 
 def test_torch_threads_wait_passively_unless_the_user_chose(monkeypatch):

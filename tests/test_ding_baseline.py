@@ -43,8 +43,8 @@ def stock(path, *overrides):
 def test_the_adapter_feeds_our_features_flattened_and_one_team_reward(obs_format):
     env = GoBiggerDingEnv(dict(obs_format=obs_format, custom_cfg={'frame_limit': 40}, action_repeat=4,
                                reward='log_score', team_spirit=0.5))
-    inner = GoBiggerDingEnv.__mro__[1](dict(custom_cfg={'frame_limit': 40}, action_repeat=4, reward='log_score',
-                                            team_spirit=0.5))  # GoBiggerEnv on the same game
+    inner = GoBiggerDingEnv.__mro__[1](dict(opponent='bot', custom_cfg={'frame_limit': 40}, action_repeat=4,
+                                            reward='log_score', team_spirit=0.5))  # GoBiggerEnv on the same game
     for e in (env, inner):
         e.seed(3)
     obs, ours = env.reset(), inner.reset()

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
@@ -59,12 +60,12 @@ def test_samples_keep_their_trajectorys_bootstrap_and_cut():
     assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters()))
 
 
-def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
-    """DI-engine's usual entry, on our config against the bots with short games: it trains, the loss moves, it writes
+def test_serial_pipeline_onpolicy_runs_our_vs_bots_config_file_as_it_is(tmp_path, monkeypatch):
+    """DI-engine's usual entry, ding.entry.serial_pipeline_onpolicy, on config/gobigger_ppo_vs_bots_config.py's pair as
+    the file gives it (only shortened games and rollouts, as every test here): it trains, the loss moves, it writes
     checkpoints."""
+    from ding.entry import serial_pipeline_onpolicy
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    from ppo_gobigger.pipeline.ding_pipelines import serial_onpolicy
 
     monkeypatch.chdir(tmp_path)  # DI-engine writes its experiment folder (and runs git) in the working directory
     main_config, create_config = default_config(*TINY_RUN, "exp_name='ding_run'")
@@ -72,7 +73,7 @@ def test_serial_pipeline_onpolicy_trains_our_policy(tmp_path, monkeypatch):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # DI-engine's entry leaves torch's threads as they are: many fight the envs
     try:
-        serial_onpolicy(main_config, create_config, seed=0, max_env_step=150)
+        serial_pipeline_onpolicy((main_config, create_config), seed=0, max_env_step=150)
     finally:
         torch.set_num_threads(threads)
     ckpts = sorted(os.path.basename(p) for p in glob.glob('ding_run/ckpt/*.pth.tar'))
@@ -108,10 +109,16 @@ def test_dingengines_middleware_pipeline_trains_our_policy(tmp_path):
     assert any(not torch.equal(first[k], last[k]) for k in first)
 
 
-def test_dingengines_pipelines_refuse_opponents_played_by_policies(capsys):
-    """The default config's league (and self-play) needs our team-play collector: gobigger-ding says so and runs
-    nothing."""
+def test_dingengines_pipelines_refuse_opponents_played_by_policies(tmp_path, monkeypatch, capsys):
+    """The default config's league (and self-play) needs our team-play collector: DI-engine's own entry refuses it
+    before any env starts, saying why, and so does gobigger-ding."""
+    from ding.entry import serial_pipeline_onpolicy
+
     from ppo_gobigger.cli import DEFAULT_CONFIG, ding_main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"env.opponent 'league'.*DI-engine's collectors play one policy action"):
+        serial_pipeline_onpolicy(load_config_file(DEFAULT_CONFIG), seed=0, max_env_step=100)
 
     for opponent in ('league', 'self'):
         assert ding_main(['--config', DEFAULT_CONFIG, '--set', f'env.opponent={opponent!r}']) == 2

@@ -77,14 +77,17 @@ def test_readme_config_reference_is_current():
 
 
 def test_every_key_has_a_meaning():
-    rows = config_reference.rows()
-    keys = [key for key, _, _ in rows]
-    assert {'policy.learn.learning_rate', 'env.preset', 'policy.model.hidden_size', 'replay.save_best'} <= set(keys)
-    assert all(meaning for _, _, meaning in rows)
-    assert dict((k, d) for k, d, _ in rows)['policy.learn.learning_rate'] == default_config().policy.learn.learning_rate
+    entries = config_reference.entries()
+    keys = [key for key, _, _ in entries]
+    assert {'policy.learn.learning_rate', 'env.preset', 'policy.model.hidden_size', 'env.stop_value'} <= set(keys)
+    assert all(meaning for _, _, meaning in entries)
+    assert dict((k, d) for k, d, _ in entries)['policy.learn.learning_rate'] == \
+        default_config().policy.learn.learning_rate
 
 
 def test_a_key_without_a_comment_is_an_error(monkeypatch):
-    monkeypatch.setattr(config_reference, 'UNCOMMENTED', {})
-    with pytest.raises(ValueError, match="'policy.type' has no comment"):
-        config_reference.rows()
+    found = config_reference.comments()
+    del found['policy.learn.gae_lambda']
+    monkeypatch.setattr(config_reference, 'comments', lambda: found)
+    with pytest.raises(ValueError, match="'policy.learn.gae_lambda' has no comment"):
+        config_reference.entries()

@@ -17,6 +17,7 @@ from gobigger.envs import GoBiggerEnv as StockGame  # GoBigger's own game class 
 from ppo_gobigger.envs import GoBiggerEnv
 from ppo_gobigger.envs import engine as engine_module
 from ppo_gobigger.envs.engine import ENGINES, create_bot, create_game, resolve_engine, step_game
+from test_env import TEST_ENV
 from ppo_gobigger.envs.engine.bot import FastBotAgent
 from ppo_gobigger.envs.engine.fidelity import SeededGame, compare_games, first_difference
 from ppo_gobigger.envs.engine.server import FastGoBiggerEnv
@@ -65,7 +66,7 @@ def test_a_whole_short_game_ends_the_same():
 
 def _play_env(engine, steps=40, **cfg):
     frames = 2 * steps * cfg.get('action_repeat', 1)
-    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': frames}, engine=engine, **cfg))
+    env = GoBiggerEnv(dict(TEST_ENV, preset='st_t2p2', custom_cfg={'frame_limit': frames}, engine=engine, **cfg))
     env.seed(5)
     obs = [env.reset()]
     rng = np.random.default_rng(0)
@@ -118,7 +119,7 @@ def test_views_of_some_players_are_theirs_in_the_whole_view_and_change_nothing()
 
 
 def test_the_env_runs_the_engine_its_config_names():
-    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 20}))
+    env = GoBiggerEnv(dict(TEST_ENV, preset='st_t2p2', custom_cfg={'frame_limit': 20}))
     env.seed(0)
     env.reset()
     assert env._cfg.engine == 'fast' and isinstance(env._game, FastGoBiggerEnv)
@@ -129,7 +130,7 @@ def test_the_env_runs_the_engine_its_config_names():
 
 
 def test_a_fast_game_that_raises_gives_an_abnormal_step_and_a_fresh_game(caplog):
-    env = GoBiggerEnv(dict(preset='st_t2p2', custom_cfg={'frame_limit': 40}, engine='fast'))
+    env = GoBiggerEnv(dict(TEST_ENV, preset='st_t2p2', custom_cfg={'frame_limit': 40}, engine='fast'))
     env.seed(1)
     env.reset()
     broken = env._game

@@ -30,9 +30,14 @@ SPLIT_HEAVY[EJECT], SPLIT_HEAVY[SPLIT] = 0.1, 0.2
 BIG_START = {'manager_settings': {'player_manager': {'ball_settings': {'score_init': 13000}}}}
 
 
+# the env as these tests play it, unless a test says otherwise: bots for opponents, a decision every GoBigger step, the
+# team's log-score reward (the defaults are the recipe's: a league, action_repeat 4, log-ratio mixed per player)
+TEST_ENV = dict(opponent='bot', action_repeat=1, reward='log_score', team_spirit=1.0)
+
+
 def make_env(preset='st_t2p2', frame_limit=200, custom_cfg=None, **cfg):
     custom_cfg = dict(custom_cfg or {}, frame_limit=frame_limit)
-    return GoBiggerEnv(dict(preset=preset, custom_cfg=custom_cfg, **cfg))
+    return GoBiggerEnv(dict(TEST_ENV, preset=preset, custom_cfg=custom_cfg, **cfg))
 
 
 def random_actions(rng, A):
@@ -117,8 +122,7 @@ def test_check_actions_accepts_and_rejects():
         (dict(team_id=2), r'team_id 2'),
         (dict(stand_in='human'), r"'human'.*'bot', 'random'"),
         (dict(stand_in='bot', stand_in_bot_level=0), r'bot_level 0'),
-        (dict(reward='win'), r"'win'.*'score', 'margin'"),
-        (dict(reward='margin', team_spirit=0.5), r"team_spirit 0.5 < 1.*'score', 'log_score'.*'margin'"),
+        (dict(reward='win'), r"'win'.*'log_score', 'log_ratio'"),
         (dict(team_spirit=1.5), r'team_spirit must be in \[0, 1\]; got 1.5'),
         (dict(custom_cfg={'frame_limt': 10}), r'frame_limt'),
         (dict(custom_cfg={'manager_settings': {'food_manager': {'num_innit': 1}}}), r'num_innit'),
@@ -126,7 +130,7 @@ def test_check_actions_accepts_and_rejects():
 )
 def test_bad_config_raises(cfg, message):
     with pytest.raises(ValueError, match=message):
-        GoBiggerEnv(cfg)
+        GoBiggerEnv(dict(TEST_ENV, **cfg))
 
 
 def test_presets_come_from_gobigger():
@@ -188,7 +192,7 @@ def test_whole_game_matches_observation_space(preset, frame_limit, opponent, cus
     assert info['win'] == (info['rank'] == 1)
     assert info['score_ratio'] == pytest.approx(info['final_score'] / info['opponent_score'])
     start = env._consts.player_num_per_team * env._consts.score_init
-    assert info['eval_episode_return'] == pytest.approx((info['final_score'] - start) / 1000.0, rel=1e-6)
+    assert info['eval_episode_return'] == pytest.approx(math.log(info['final_score'] / start), rel=1e-5)  # log_score
     assert info['episode_info']['rank'] == info['rank']
     # what our team ate: GoBigger's own counters of the game, summed over our players (team t owns players t*A..)
     counters = env._game.server.eats
@@ -297,7 +301,7 @@ def test_bad_action_is_a_value_error_not_abnormal():
 # ---- DI-engine env manager ----
 def test_sync_subprocess_manager_with_shared_memory_matches_in_process():
     from ding.envs import SyncSubprocessEnvManager
-    cfg = dict(preset='st_t2p2', custom_cfg={'frame_limit': 200}, opponent='bot')
+    cfg = dict(TEST_ENV, preset='st_t2p2', custom_cfg={'frame_limit': 200})
     manager_cfg = SyncSubprocessEnvManager.default_config()
     manager_cfg.shared_memory = True
     manager = SyncSubprocessEnvManager([partial(GoBiggerEnv, cfg)] * 2, manager_cfg)
@@ -336,7 +340,7 @@ def test_stand_in_plays_our_side_and_reports_its_moves():
     """With a bot stand-in the given actions are ignored (any action gives the same game) and every step says,
     as action indices, what the bot played; without one the actions matter."""
     def play(stand_in, action):
-        env = GoBiggerEnv(dict(stand_in=stand_in, custom_cfg={'frame_limit': 60}, is_evaluator=True))
+        env = GoBiggerEnv(dict(TEST_ENV, stand_in=stand_in, custom_cfg={'frame_limit': 60}, is_evaluator=True))
         env.seed(4)
         env.reset()
         moves, done = [], False
@@ -432,5 +436,5 @@ def test_checkpoints_saved_with_a_retired_env_setting_load_only_with_it_off(tmp_
     assert not {'eaten_penalty', 'enemy_clone_slots', 'team_vision'} & set(compiled.env)
     config.env.team_vision = True
     save_checkpoint(str(tmp_path / 'on.pth.tar'), {}, 0, 0, config)
-    with pytest.raises(ConfigError, match=r'env.team_vision=True changed what the model observes'):
+    with pytest.raises(ConfigError, match=r'env.team_vision=True changed the model or what it observes'):
         compile_config(load_checkpoint(str(tmp_path / 'on.pth.tar'))['config'])

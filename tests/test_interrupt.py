@@ -84,26 +84,6 @@ def test_unwritable_folder_and_full_disk_are_refused_before_anything_runs(tmp_pa
     assert not (tmp_path / 'exp' / 'total_config.json').exists()
 
 
-def test_signal_during_the_kickstart_saves_nothing(tmp_path):
-    """Half-imitated weights must not pass for a finished kickstart: a run stopped in its demonstration games
-    writes no checkpoint (a resume would skip the kickstart) and says that the same command starts it again."""
-    exp_dir = tmp_path / 'run'
-    args = [sys.executable, 'entry/train_gobigger.py', '--exp-name', str(exp_dir), '--no-progress']
-    for item in SMALL + ['pretrain.env_steps=1000000']:
-        args += ['--set', item]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while len(_processes_mentioning(str(exp_dir))) < 1 + 2:  # the trainer and the 2 demonstration envs
-        assert proc.poll() is None and time.time() < deadline, 'the demonstrations did not start'
-        time.sleep(0.2)
-    time.sleep(2)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 128 + signal.SIGTERM
-    assert 'stopped during the kickstart, nothing saved' in stderr, stderr[-2000:]
-    assert not (exp_dir / 'ckpt').exists() or os.listdir(exp_dir / 'ckpt') == []
-
-
 def test_the_guard_takes_one_stop_and_ignores_its_repeats():
     """In-process: the first signal raises (or waits for the critical block); repeats while the run stops are
     ignored instead of falling through to the default action, which would kill it before its checkpoint."""

@@ -12,7 +12,7 @@ from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpo
 from ppo_gobigger.pipeline.league.pool import LeaguePool
 from test_training import read_jsonl, small_config
 
-LEAGUE = dict(bot_levels=[1, 2, 3], snapshot_every=2, self_play=0.2, sampling='pfsp', pfsp_power=2.0)
+LEAGUE = dict(bot_levels=[1, 2, 3], snapshot_every=2, self_play=0.2)
 
 
 def play(env, actions):
@@ -29,7 +29,7 @@ def play(env, actions):
 
 @pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
 def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
-    env = GoBiggerEnv(dict(preset=preset, opponent='self', team_id=1, custom_cfg={'frame_limit': 40}))
+    env = GoBiggerEnv(dict(preset=preset, opponent='self', team_id=1, action_repeat=1, custom_cfg={'frame_limit': 40}))
     G, A = {'st_t2p2': (2, 2), 'st_t3p2': (3, 2)}[preset]
     env.seed(0)
     obs = env.reset()
@@ -53,7 +53,7 @@ def test_a_row_with_a_bot_level_is_played_by_the_bots():
     """Row 1 handed to level-3 bots: whatever actions the caller gives for it, the game is the one in which the
     env's own level-3 bot opponents play that team."""
     def game(opponent, row1):
-        env = GoBiggerEnv(dict(opponent=opponent, custom_cfg={'frame_limit': 60}))
+        env = GoBiggerEnv(dict(opponent=opponent, action_repeat=1, custom_cfg={'frame_limit': 60}))
         env.seed(5)
         ours = np.random.default_rng(1)
         if opponent == 'bot':
@@ -87,7 +87,7 @@ def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
 
 
 def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
-    env = GoBiggerEnv(dict(opponent='league', custom_cfg={'frame_limit': 40}))
+    env = GoBiggerEnv(dict(opponent='league', action_repeat=1, custom_cfg={'frame_limit': 40}))
     env.seed(0)
     env.reset()
     with pytest.raises(ValueError, match=r'shape \(2, 2\)'):
@@ -107,7 +107,7 @@ def test_every_team_mode_rejects_bad_actions_and_a_stand_in():
 
 def test_league_config_is_checked(tmp_path):
     for extra, message in (
-        (['league.sampling=\'elo\''], 'league.sampling'),
+        (['league.self_play=2'], 'self_play'),
         (['league.bot_levels=[0]'], 'bot_levels'),
         (['env.opponent=\'self\'', 'distributed.backend=\'ray\''], 'backend'),
     ):
@@ -134,8 +134,7 @@ def test_pool_draws_as_documented(tmp_path):
     expected = dict(zip(['bot_level_1', 'bot_level_2', 'bot_level_3'], 0.75 * raw / raw.sum()), self=0.25)
     for name, share in expected.items():
         assert counts[name] == pytest.approx(share, abs=0.01)
-    # 'uniform' ignores the games; the same seed draws the same opponents
-    assert _pool(tmp_path / 'u', sampling='uniform').weights().tolist() == [1 / 3] * 3
+    # the same seed draws the same opponents
     assert [m.name if m else None for m in _pool(tmp_path / 'a').draw(50, env_id=3)] == \
         [m.name if m else None for m in _pool(tmp_path / 'b').draw(50, env_id=3)]
 
@@ -175,7 +174,7 @@ def test_a_draw_depends_on_its_env_and_game_not_on_the_order_of_the_others(tmp_p
 def test_self_play_learns_from_every_team(tmp_path):
     from ppo_gobigger import train
     main_config, create_config = small_config(
-        tmp_path, "env.opponent='self'", 'league.all_teams=True', 'env.manager.type=base', 'max_env_step=512',
+        tmp_path, "env.opponent='self'", 'env.manager.type=base', 'max_env_step=512',
         'policy.eval.evaluator.eval_freq=512'
     )
     train(main_config, create_config, seed=0, progress=False)
@@ -191,13 +190,13 @@ def test_self_play_learns_from_every_team(tmp_path):
 
 
 def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
-    """league.all_teams in a league: a game whose other team the draw gave to the current weights shows the
+    """Every team learnt from in a league: a game whose other team the draw gave to the current weights shows the
     collector both rows (ids 2i, 2i + 1) from its first step to its last; a game against a member shows row 0 only,
     and only those games are counted against the members."""
     from ppo_gobigger.pipeline.league.team_play import TeamPlay
     from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
     main_config, create_config = small_config(
-        tmp_path, "env.opponent='league'", 'league.all_teams=True', 'env.manager.type=base',
+        tmp_path, "env.opponent='league'", 'env.manager.type=base',
         'env.custom_cfg.frame_limit=40'
     )
     cfg, create_cfg = compile_config(main_config, create_config)
@@ -205,7 +204,7 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
     manager.seed(0)
     manager.launch()
     pool = _pool(tmp_path, bot_levels=[3], self_play=0.5)
-    play = TeamPlay(manager, None, teams=2, all_teams=True, pool=pool)  # no policy: no opponent is ours here
+    play = TeamPlay(manager, None, teams=2, pool=pool)  # no policy: no opponent is ours here
     rng = np.random.default_rng(0)
     shown = {0: [], 1: []}  # env -> the ids shown at each step of its current game
     games = {'self-play': 0, 'member': 0}
@@ -242,7 +241,7 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
 def test_a_league_with_all_teams_trains_on_its_self_play_games_every_team(tmp_path, manager):
     from ppo_gobigger import train
     main_config, create_config = small_config(
-        tmp_path, "env.opponent='league'", 'league.all_teams=True', 'league.bot_levels=[3]', 'league.self_play=0.5',
+        tmp_path, "env.opponent='league'", 'league.bot_levels=[3]', 'league.self_play=0.5',
         'league.snapshot_every=100', manager, 'max_env_step=512'
     )
     train(main_config, create_config, seed=0, progress=False)
@@ -258,7 +257,8 @@ def test_a_league_with_all_teams_trains_on_its_self_play_games_every_team(tmp_pa
 
 def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):
     from ppo_gobigger import train
-    extra = ("env.opponent='league'", 'league.snapshot_every=2', 'env.manager.type=base',
+    extra = ("env.opponent='league'", 'league.snapshot_every=2', 'league.bot_levels=[1, 2, 3]', 'league.self_play=0.2',
+             'env.manager.type=base',
              'policy.eval.evaluator.eval_freq=512')
     first, create_config = small_config(tmp_path / 'first', *extra, 'max_env_step=1024')
     train(first, create_config, seed=0, progress=False)
@@ -267,7 +267,10 @@ def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):
     assert pool['iterations'] == 4
     names = [m['name'] for m in pool['members']]
     assert names[:3] == ['bot_level_1', 'bot_level_2', 'bot_level_3']
-    assert names[3:] == ['snapshot_8', 'snapshot_16']  # every 2nd iteration (4 updates each), as weights only
+    # every 2nd iteration, as weights only, named by the updates so far (more in the iterations with self-play games:
+    # every team's steps are learnt from there)
+    updates = [r['train_iter'] for r in read_jsonl(tmp_path / 'first' / 'learner.jsonl')]
+    assert names[3:] == [f'snapshot_{updates[1]}', f'snapshot_{updates[3]}'] and updates[1] == 8
     snapshot = load_checkpoint(str(tmp_path / 'first' / 'league' / 'snapshot_8.pth.tar'))
     assert set(snapshot) == {'format', 'train_iter', 'envstep', 'config', 'model'} and snapshot['envstep'] == 512
     # 1024 env steps = 16 games of 60-64 steps... each drew its opponent: self (not counted) or a member
@@ -282,7 +285,7 @@ def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):
     train(second, create_config, seed=0, resume=str(ckpt), progress=False)
     with open(tmp_path / 'second' / 'league' / 'pool.json') as f:
         resumed = json.load(f)
-    assert resumed['iterations'] == 4 and [m['name'] for m in resumed['members']][3:] == ['snapshot_8', 'snapshot_16']
+    assert resumed['iterations'] == 4 and [m['name'] for m in resumed['members']][3:] == names[3:]
     assert sum(m['games'] for m in resumed['members']) >= sum(m['games'] for m in saved['members'])
 
     # a pool member that no longer loads is an error naming it
@@ -290,5 +293,5 @@ def test_league_pool_grows_is_sampled_and_survives_a_resume(tmp_path):
         f.write(b'not a checkpoint')
     pool = _pool(tmp_path / 'third')
     with pytest.raises(CheckpointError, match='snapshot_8'):
-        pool.restore(load_checkpoint(str(tmp_path / 'second' / 'ckpt' / 'iteration_16.pth.tar'))['league'],
+        pool.restore(load_checkpoint(str(tmp_path / 'second' / 'ckpt' / f'iteration_{updates[3]}.pth.tar'))['league'],
                      str(tmp_path / 'second' / 'league'))

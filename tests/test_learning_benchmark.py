@@ -1,6 +1,6 @@
-"""benchmarks/learning.py and its three modules on small settings: a kickstarted run trained once for the module
-(its final rows, its kickstart's, another bot level's and the reference rows, all on the same final games), the
-report reprinted from its results file, --resume adding and finishing rows, and --checkpoint with a zoo agent."""
+"""benchmarks/learning.py and its three modules on small settings: a run trained once for the module (its final
+rows, another bot level's and the reference rows, all on the same final games), the report reprinted from its
+results file, --resume adding and finishing rows, and --checkpoint with a zoo agent."""
 import json
 import logging
 import os
@@ -20,9 +20,8 @@ import learning_report  # noqa: E402
 import learning_rows  # noqa: E402
 import learning_runs  # noqa: E402
 
-TINY = [item for item in SMALL + ['pretrain.env_steps=100', 'policy.model.actor_head="discrete"']
-        if not item.startswith(('max_env_step', 'policy.eval'))]
-TRAIN = ('--tag', 'kick', '--env-steps', '376', '--eval-every', '256', '--eval-games', '2')
+TINY = [item for item in SMALL if not item.startswith(('max_env_step', 'policy.eval'))]
+TRAIN = ('--tag', 'tiny', '--env-steps', '256', '--eval-every', '256', '--eval-games', '2')
 ZOO_GAMES = ['env.custom_cfg.frame_limit=120', 'env.evaluator_env_num=1']  # the zoo agent's games, shortened
 EVALUATE = learning_rows.evaluate  # the real games, under every recording wrapper of the tests
 
@@ -35,7 +34,7 @@ def point_at(folder, monkeypatch) -> None:
         monkeypatch.setattr(learning_runs, name, str(folder / sub))
 
 
-def run_benchmark(monkeypatch, *args, sets=TINY, tag='kick', config=BOTS_CONFIG):
+def run_benchmark(monkeypatch, *args, sets=TINY, tag='tiny', config=BOTS_CONFIG):
     """learning.main() on ``config`` (the recipe's settings against the bots) with ``args`` (and --final-games 2,
     --set ``sets``); returns the results file."""
     root = logging.getLogger()  # main() sets up the root logger: put it back for the tests that follow
@@ -63,7 +62,8 @@ def record_evaluations(monkeypatch, played: list, stop_at: int = 0) -> list:
 
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
-    """A kickstarted run of 376 env steps, played on 2 final games, against level-2 bots, with the reference rows."""
+    """A run of 256 env steps (one PPO iteration), played on 2 final games, against level-2 bots, with the reference
+    rows."""
     folder = tmp_path_factory.mktemp('learning')
     with pytest.MonkeyPatch.context() as monkeypatch:
         point_at(folder, monkeypatch)
@@ -79,44 +79,41 @@ def copy_of(trained, tmp_path, monkeypatch):
     return tmp_path
 
 
-def results(folder, tag='kick'):
+def results(folder, tag='tiny'):
     with open(folder / 'results' / f'learning_{tag}.json') as f:
         return json.load(f)
 
 
-def test_a_kickstarted_run_is_played_with_its_kickstart_another_level_and_the_references(trained):
+def test_a_run_is_played_against_another_level_and_beside_the_references(trained):
     result = results(trained)
-    run = result['runs']['kick']
-    assert [p['env_steps'] for p in run['curve']] == [120, 376]  # after the kickstart's 2 games, after PPO
+    run = result['runs']['tiny']
+    assert [p['env_steps'] for p in run['curve']] == [0, 256]  # before training, after its PPO iteration
     seeds = [g['game_seed'] for g in run['final']['game_outcomes']]
     assert len(seeds) == 2
-    rows = [run['final'], run['kickstart'], run['final_vs']['vs level-2 bots'], *result['references'].values()]
+    rows = [run['final'], run['final_vs']['vs level-2 bots'], *result['references'].values()]
     assert list(result['references']) == list(learning_rows.REFERENCES)
     for row in rows:  # every row on the same games, with each game's outcome and the median beside the mean
         assert row['games'] == 2 and [g['game_seed'] for g in row['game_outcomes']] == seeds
         ratios = sorted(g['score_ratio'] for g in row['game_outcomes'])
         assert row['score_ratio_median'] == pytest.approx((ratios[0] + ratios[1]) / 2)
         assert all(set(EAT_COUNTS) <= set(g) for g in row['game_outcomes'])
-    assert run['final_against_kickstart']['games'] == 2
-    assert {'summary', 'summary_kickstart', 'summary_vs_level2_bots'} <= set(result)
+    assert {'summary', 'summary_vs_level2_bots'} <= set(result)
     assert result['summary']['mean_score_ratio_median'] == run['final']['score_ratio_median']
 
-    kickstart = load_checkpoint(trained / run['kickstart_published'])  # weights before any PPO update
     final = load_checkpoint(trained / run['published'])
-    assert run['published'] == os.path.join('results', 'checkpoints', 'kick.pth.tar')
-    assert (kickstart['train_iter'], kickstart['envstep'], final['envstep']) == (0, 120, 376)
-    assert any(not torch.equal(w, final['model'][k]) for k, w in kickstart['model'].items())
-    assert os.path.isfile(trained / 'results' / 'runs' / 'kick' / 'latest.pth.tar')  # for --resume
+    assert run['published'] == os.path.join('results', 'checkpoints', 'tiny.pth.tar')
+    assert (final['envstep'], set(final)) == (256, {'format', 'train_iter', 'envstep', 'config', 'model'})
+    assert os.path.isfile(trained / 'results' / 'runs' / 'tiny' / 'latest.pth.tar')  # for --resume
 
 
 def test_the_report_reprints_the_tables_and_redraws_the_curves(trained, tmp_path, capsys):
-    path = tmp_path / 'learning_kick.json'
-    shutil.copyfile(trained / 'results' / 'learning_kick.json', path)
+    path = tmp_path / 'learning_tiny.json'
+    shutil.copyfile(trained / 'results' / 'learning_tiny.json', path)
     learning_report.main([str(path), '--plot'])
     out = capsys.readouterr().out
-    assert 'median' in out and 'level-2 bots (reference)' in out and 'kick: its kickstart alone' in out
-    assert 'what our side ate per game' in out and 'kick against its kickstart' in out
-    assert os.path.getsize(tmp_path / 'learning_kick.png') > 10_000
+    assert 'median' in out and 'level-2 bots (reference)' in out and 'tiny vs level-2 bots' in out
+    assert 'what our side ate per game' in out
+    assert os.path.getsize(tmp_path / 'learning_tiny.png') > 10_000
     with pytest.raises(SystemExit):
         learning_report.main([str(tmp_path / 'nothing.json')])
     assert 'no results file' in capsys.readouterr().err
@@ -125,76 +122,73 @@ def test_the_report_reprints_the_tables_and_redraws_the_curves(trained, tmp_path
 def test_resume_plays_only_the_rows_it_lacks_and_keeps_a_stopped_evaluations_rows(copy_of, monkeypatch):
     """A finished run resumed with more --vs-level rows plays only those; stopped half way (Ctrl-C in the final
     games), the rows already played stay in the results file, and --resume plays the rest."""
-    before = results(copy_of)['runs']['kick']
+    before = results(copy_of)['runs']['tiny']
     played = record_evaluations(monkeypatch, [], stop_at=2)
     with pytest.raises(KeyboardInterrupt):
         run_benchmark(monkeypatch, *TRAIN, '--resume', '--vs-level', '2', '--vs-level', '1', '--vs-level', '3')
-    run = results(copy_of)['runs']['kick']
+    run = results(copy_of)['runs']['tiny']
     assert list(run['final_vs']) == ['vs level-2 bots', 'vs level-1 bots']  # level 3 was stopped
     played = record_evaluations(monkeypatch, [])
     run = run_benchmark(monkeypatch, *TRAIN, '--resume', '--vs-level', '2', '--vs-level', '1', '--vs-level',
-                        '3')['runs']['kick']
-    assert played == [str(copy_of / 'results' / 'checkpoints' / 'kick.pth.tar')]  # only the level-3 row
+                        '3')['runs']['tiny']
+    assert played == [str(copy_of / 'results' / 'checkpoints' / 'tiny.pth.tar')]  # only the level-3 row
     assert list(run['final_vs']) == ['vs level-2 bots', 'vs level-1 bots', 'vs level-3 bots']
-    for key in ('final', 'kickstart', 'curve'):
+    for key in ('final', 'curve'):
         assert run[key] == before[key]
 
 
-def test_a_finished_run_extended_keeps_its_kickstart_row(copy_of, monkeypatch):
-    """--resume with a larger --env-steps trains the finished run on from its kept state and plays its last
-    checkpoint again, but not its kickstart: the same weights on the same games."""
-    before = results(copy_of)['runs']['kick']
+def test_a_finished_run_extended_trains_on_and_plays_its_last_checkpoint_again(copy_of, monkeypatch):
+    """--resume with a larger --env-steps trains the finished run on from its kept state and plays its new last
+    checkpoint."""
     played = record_evaluations(monkeypatch, [])
-    extended = run_benchmark(monkeypatch, *TRAIN, '--resume', '--env-steps', '632')['runs']['kick']
-    assert played == [str(copy_of / 'results' / 'checkpoints' / 'kick.pth.tar')]
-    assert [p['env_steps'] for p in extended['curve']] == [120, 376, 632]
-    assert load_checkpoint(copy_of / extended['published'])['envstep'] == 632
-    assert (extended['kickstart'], extended['kickstart_published']) == (before['kickstart'],
-                                                                        before['kickstart_published'])
+    extended = run_benchmark(monkeypatch, *TRAIN, '--resume', '--env-steps', '512')['runs']['tiny']
+    assert played == [str(copy_of / 'results' / 'checkpoints' / 'tiny.pth.tar')]
+    assert [p['env_steps'] for p in extended['curve']] == [0, 256, 512]
+    assert load_checkpoint(copy_of / extended['published'])['envstep'] == 512
 
 
 def test_a_run_stopped_in_its_final_games_plays_the_rest_on_another_clone(copy_of, monkeypatch):
     """A trained run stopped before its level-2 row, resumed on a clone with only what is committed (the results file
     and the run state, not the published weights nor the experiment folder): the run state's last checkpoint is
     published again, the same weights, and only the missing row is played, with no training."""
-    path = copy_of / 'results' / 'learning_kick.json'
+    path = copy_of / 'results' / 'learning_tiny.json'
     result = results(copy_of)
-    before = result['runs']['kick']
-    del result['runs']['kick']['final_vs']
+    before = result['runs']['tiny']
+    del result['runs']['tiny']['final_vs']
     with open(path, 'w') as f:
         json.dump(result, f)
-    published = copy_of / 'results' / 'checkpoints' / 'kick.pth.tar'
+    published = copy_of / 'results' / 'checkpoints' / 'tiny.pth.tar'
     weights = load_checkpoint(published)['model']
     shutil.rmtree(copy_of / 'results' / 'checkpoints')
     shutil.rmtree(copy_of / 'runs')
     played = record_evaluations(monkeypatch, [])
-    run = run_benchmark(monkeypatch, *TRAIN, '--resume', '--vs-level', '2')['runs']['kick']
+    run = run_benchmark(monkeypatch, *TRAIN, '--resume', '--vs-level', '2')['runs']['tiny']
     assert played == [str(published)]
     assert list(run['final_vs']) == ['vs level-2 bots'] and run['curve'] == before['curve']
     again = load_checkpoint(published)
-    assert again['envstep'] == 376 and all(torch.equal(again['model'][k], v) for k, v in weights.items())
+    assert again['envstep'] == 256 and all(torch.equal(again['model'][k], v) for k, v in weights.items())
 
 
 def test_processes_side_by_side_keep_each_others_runs(copy_of, monkeypatch):
     """`--run K --resume` processes of one tag write only their own runs: a run another process finished while this
     one played its rows stays in the results file."""
-    path = copy_of / 'results' / 'learning_kick.json'
+    path = copy_of / 'results' / 'learning_tiny.json'
     result = results(copy_of)
-    theirs = result['runs']['kick']
+    theirs = result['runs']['tiny']
     del result['references']['random team']  # a row this process still has to play
     with open(path, 'w') as f:
         json.dump(result, f)
     def the_other_process_finishes(ckpt, **kwargs):
         with open(path) as f:
             on_disk = json.load(f)
-        on_disk['runs']['kick_other'] = theirs
+        on_disk['runs']['tiny_other'] = theirs
         with open(path, 'w') as f:
             json.dump(on_disk, f)
         return EVALUATE(ckpt, **kwargs)
 
     monkeypatch.setattr(learning_rows, 'evaluate', the_other_process_finishes)
     after = run_benchmark(monkeypatch, *TRAIN, '--resume')
-    assert list(after['runs']) == ['kick', 'kick_other'] and after['runs']['kick_other'] == theirs
+    assert list(after['runs']) == ['tiny', 'tiny_other'] and after['runs']['tiny_other'] == theirs
     assert set(after['references']) == set(learning_rows.REFERENCES)
 
 
@@ -224,29 +218,28 @@ def test_the_recipes_league_run_resumes_with_its_pool(tmp_path, monkeypatch):
 def test_references_are_played_beside_a_run_whose_weights_are_elsewhere(copy_of, monkeypatch):
     """A results file from another clone lists a run whose published weights are not on this machine (they are not
     committed): the reference rows are played on this process's own run."""
-    path = copy_of / 'results' / 'learning_kick.json'
+    path = copy_of / 'results' / 'learning_tiny.json'
     result = results(copy_of)
-    result['runs'] = {'kick_elsewhere': dict(result['runs']['kick'], published='results/checkpoints/absent.pth.tar'),
+    result['runs'] = {'tiny_elsewhere': dict(result['runs']['tiny'], published='results/checkpoints/absent.pth.tar'),
                       **result['runs']}
     del result['references']['random team']
     with open(path, 'w') as f:
         json.dump(result, f)
     played = record_evaluations(monkeypatch, [])
     after = run_benchmark(monkeypatch, *TRAIN, '--resume')
-    assert played == [str(copy_of / 'results' / 'checkpoints' / 'kick.pth.tar')]  # the random team's row, on ours
-    assert set(after['references']) == set(learning_rows.REFERENCES) and 'kick_elsewhere' in after['runs']
+    assert played == [str(copy_of / 'results' / 'checkpoints' / 'tiny.pth.tar')]  # the random team's row, on ours
+    assert set(after['references']) == set(learning_rows.REFERENCES) and 'tiny_elsewhere' in after['runs']
 
 
 def test_one_run_of_several_is_trained_alone(tmp_path, monkeypatch):
     """--run K trains and plays run K of the --seeds runs alone, with its own run seed and tag."""
     point_at(tmp_path, monkeypatch)
-    result = run_benchmark(monkeypatch, *TRAIN, '--env-steps', '256', '--seeds', '2', '--run', '1', '--no-references',
-                           sets=TINY + ['pretrain.env_steps=0'])
-    assert list(result['runs']) == ['kick_s1'] and result['references'] == {}
-    run = result['runs']['kick_s1']
+    result = run_benchmark(monkeypatch, *TRAIN, '--seeds', '2', '--run', '1', '--no-references')
+    assert list(result['runs']) == ['tiny_s1'] and result['references'] == {}
+    run = result['runs']['tiny_s1']
     assert run['seed'] == result['settings']['seed'] + 1 and run['final']['games'] == 2
-    assert [p['env_steps'] for p in run['curve']] == [0, 256] and 'kickstart' not in run
-    assert os.path.isfile(tmp_path / run['published']) and not (tmp_path / 'runs' / 'kick_s0').exists()
+    assert [p['env_steps'] for p in run['curve']] == [0, 256]
+    assert os.path.isfile(tmp_path / run['published']) and not (tmp_path / 'runs' / 'tiny_s0').exists()
 
 
 def test_a_zoo_agent_plays_the_final_games_beside_the_reference_rows(tmp_path, monkeypatch, capsys):
@@ -293,9 +286,9 @@ def test_paired_comparison_against_hand_computed_figures():
 
     paired = learning_rows.paired_comparison
     agent = row((1, True, 3.0), (3, False, 0.5), (5, True, 4.0), (7, True, 2.0))
-    kickstart = row((5, True, 2.0), (1, False, 0.8), (3, True, 1.5), (7, True, 2.0))  # matched by seed, not order
-    p = paired(agent, kickstart)
-    # differences 2.2, -1.0, 2.0, 0.0: mean 0.8, higher in 2; won game 1 the kickstart lost, lost game 3 it won
+    other = row((5, True, 2.0), (1, False, 0.8), (3, True, 1.5), (7, True, 2.0))  # matched by seed, not order
+    p = paired(agent, other)
+    # differences 2.2, -1.0, 2.0, 0.0: mean 0.8, higher in 2; won game 1 the other lost, lost game 3 it won
     assert (p['games'], p['higher_score_ratio'], p['won_where_baseline_lost'], p['lost_where_baseline_won']) == \
         (4, 2, 1, 1)
     assert p['score_ratio_difference_mean'] == pytest.approx(0.8)

@@ -1,22 +1,18 @@
-"""Replays: gobigger-eval --replay-dir and replay.save_best write playable mp4s of every evaluated game, with as
+"""Replays: gobigger-eval --replay-dir writes a playable mp4 of every evaluated game, with as
 many frames as GoBigger's playback settings say; the console scripts are installed."""
 import os
-import random
 import subprocess
 import sys
 
 import cv2
 import gobigger.configs
-import numpy as np
 import pytest
-import torch
 from ding.utils import deep_merge_dicts
 
 from ppo_gobigger.config import compile_config
 from ppo_gobigger.pipeline.build import build_policy
 from ppo_gobigger.pipeline.evaluate import even_split_env_num
 from ppo_gobigger.pipeline.learn.checkpoint import save_checkpoint
-from ppo_gobigger.pipeline.monitor.training import REPLAY_DIR, TrainingMonitor
 
 CUSTOM = {'frame_limit': 80}  # 40 env steps a game
 BIN = os.path.dirname(sys.executable)  # the console scripts sit next to the venv's python
@@ -73,29 +69,6 @@ def test_eval_cli_saves_a_playable_video_of_each_game(checkpoint, tmp_path):
         read, read_fps = read_video(video)
         assert len(read) == frames and read_fps == fps
         assert read[0].shape[0] == height and read[0].std() > 0  # a drawn picture, not a blank frame
-
-
-def test_best_checkpoint_replay_during_training_keeps_the_random_streams(checkpoint, tmp_path):
-    ckpt, cfg = checkpoint
-    monitor = TrainingMonitor(str(tmp_path), 1000, progress=False, replay={'save_best': True, 'episodes': 1})
-    report = {'collector_envstep': 0, 'train_iter': 0, 'win_rate': 0.0, 'reward_mean': 1.0, 'reward_std': 0.0,
-              'score_ratio_mean': 0.5, 'episode_count': 2}
-    random.seed(5), np.random.seed(5), torch.manual_seed(5)
-    try:
-        monitor.on_eval(report, best_ckpt=str(ckpt))
-        after = random.random(), np.random.rand(), torch.rand(1).item()
-    finally:
-        monitor.close()
-    random.seed(5), np.random.seed(5), torch.manual_seed(5)
-    assert after == (random.random(), np.random.rand(), torch.rand(1).item())
-    videos = list((tmp_path / REPLAY_DIR / 'iteration_0').glob('*.mp4'))
-    assert len(videos) == 1
-    assert len(read_video(videos[0])[0]) == expected_video(cfg)[0]
-
-    monitor = TrainingMonitor(str(tmp_path / 'off'), 1000, progress=False, replay={'save_best': False, 'episodes': 1})
-    monitor.on_eval(report, best_ckpt=str(ckpt))
-    monitor.close()
-    assert not (tmp_path / 'off' / REPLAY_DIR).exists()
 
 
 @pytest.mark.parametrize('episodes, env_num, expected', [(4, 2, 2), (3, 2, 1), (1, 2, 1), (6, 4, 3), (8, 8, 8)])

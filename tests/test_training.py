@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ppo_gobigger.cli import BOTS_CONFIG  # the default's settings against the bots (its league: test_league.py)
-from ppo_gobigger.config import ConfigError, apply_overrides, compile_config, load_config_file
+from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, load_checkpoint
 from ppo_gobigger.pipeline.play.evaluator import REPORT_FIELDS, selection_key
 
@@ -221,157 +221,8 @@ def test_training_writes_what_a_user_looks_at(trained):
     assert [e.step for e in events.Scalars('eval/reward_mean')] == [0, 512, 1024]
 
 
-def test_kickstart_imitates_the_bots_then_ppo_goes_on(tmp_path):
-    """pretrain.env_steps > 0: whole demonstration games of level-2 bots are played and imitated before PPO; their
-    env steps count; the imitation must beat chance (1/18) on its own demonstrations; with imitation_weight the
-    PPO updates carry the imitation term."""
-    from ppo_gobigger.pipeline.serial import train
-    main_config, create_config = small_config(tmp_path / 'kick', 'pretrain.env_steps=100', 'pretrain.epochs=8',
-                                              'max_env_step=400', 'policy.eval.evaluator.eval_freq=10000',
-                                              'policy.learn.imitation_weight=0.5',
-                                              # the beat-bots config's head; the default's directional head
-                                              # imitates more slowly (accuracy 0.14 after 32 epochs here)
-                                              'policy.model.actor_head="discrete"')
-    train(main_config, create_config, progress=False)
-    log = read_jsonl(tmp_path / 'kick' / 'learner.jsonl')
-    kick = log[0]
-    assert kick['kickstart'] and kick['env_steps'] == 120  # 2 envs x one whole 60-step game
-    assert kick['imitation_accuracy'] > 2 / 18
-    assert [r['envstep'] for r in log[1:]] == [376, 632]  # PPO iterations of 256 steps on top of the 120
-    assert all(0 < r['imitation_loss'] < 2 * kick['imitation_loss'] for r in log[1:])  # the demonstrations' term
-    reports = read_jsonl(tmp_path / 'kick' / 'evaluator.jsonl')
-    assert [r['collector_envstep'] for r in reports] == [120, 632]
-    kickstart = load_checkpoint(tmp_path / 'kick' / 'ckpt' / 'kickstart.pth.tar')  # before any PPO update
-    assert (kickstart['train_iter'], kickstart['envstep']) == (0, 120)
-    final = load_checkpoint(tmp_path / 'kick' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')
-    assert any(not torch.equal(w, final['model'][k]) for k, w in kickstart['model'].items())
-
-
-def test_kickstart_kl_distils_the_frozen_kickstart_and_keeps_it_across_resume(tmp_path, trained):
-    """policy.learn.kickstart_kl: every PPO update adds KL(kickstart || policy) on the rollout's states at a constant
-    weight; the kickstart's weights ride in every checkpoint unchanged, a resumed run distils the same teacher, and a
-    checkpoint that cannot name one (a run without a kickstart) is refused."""
-    from ppo_gobigger.pipeline.serial import train
-    settings = ['pretrain.env_steps=100', 'pretrain.epochs=2', 'policy.eval.evaluator.eval_freq=10000',
-                'policy.model.actor_head="discrete"', 'policy.learn.learning_rate=1e-2',
-                'policy.learn.kickstart_kl=2.0']
-    main_config, create_config = small_config(tmp_path / 'kl', *settings, 'max_env_step=632')
-    train(main_config, create_config, progress=False)
-    log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')[1:]  # the PPO iterations, after the kickstart's line
-    assert [r['envstep'] for r in log] == [376, 632]
-    assert [r['kickstart_kl_weight'] for r in log] == [2.0, 2.0]
-    assert log[0]['kickstart_kl'] > 0  # the policy moved away from its teacher within the first iteration
-    kickstart = load_checkpoint(tmp_path / 'kl' / 'ckpt' / 'kickstart.pth.tar')
-    last = load_checkpoint(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar')
-    for name, w in kickstart['model'].items():
-        assert torch.equal(kickstart['teacher'][name], w) and torch.equal(last['teacher'][name], w), name
-    assert any(not torch.equal(w, last['model'][k]) for k, w in kickstart['model'].items())
-
-    # resumed from a checkpoint after PPO: the same teacher goes on
-    resumed, _ = small_config(tmp_path / 'kl2', *settings, 'max_env_step=888')
-    train(resumed, create_config, resume=str(tmp_path / 'kl' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'),
-          progress=False)
-    log2 = read_jsonl(tmp_path / 'kl2' / 'learner.jsonl')
-    assert [r['envstep'] for r in log2] == [888] and log2[0]['kickstart_kl_weight'] == 2.0
-    again = load_checkpoint(tmp_path / 'kl2' / 'ckpt' / f'iteration_{log2[-1]["train_iter"]}.pth.tar')
-    assert all(torch.equal(again['teacher'][k], w) for k, w in kickstart['model'].items())
-
-    # a PPO checkpoint of a run without a kickstart has no teacher to distil
-    exp_dir, _ = trained
-    scratch, _ = small_config(tmp_path / 'kl3', *[s for s in settings if 'actor_head' not in s], 'max_env_step=2048')
-    with pytest.raises(CheckpointError, match='kickstart_kl=2.0 needs the kickstart'):
-        train(scratch, create_config, resume=str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), progress=False)
-
-
-def test_load_learn_state_carries_the_optimizer_and_value_normalisation_over(trained, tmp_path):
-    """policy.load_learn_state: a new run from a full checkpoint starts with its Adam moments and value-norm
-    statistics (counters fresh); published weights hold neither and are refused before anything is written."""
-    from ppo_gobigger import train
-    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
-    exp_dir, _ = trained
-    full = str(exp_dir / 'ckpt' / 'iteration_16.pth.tar')
-    source = load_checkpoint(full)
-    main_config, create_config = small_config(tmp_path / 'on', f'policy.load_path={full!r}',
-                                              'policy.load_learn_state=True', 'max_env_step=256')
-    train(main_config, create_config, seed=0, progress=False)
-    first = load_checkpoint(str(tmp_path / 'on' / 'ckpt' / 'iteration_0.pth.tar'))  # before any update
-    assert first['train_iter'] == 0 and first['envstep'] == 0
-    assert all(torch.equal(first['value_norm'][k], v) for k, v in source['value_norm'].items())
-    moments = lambda ckpt: [s['exp_avg_sq'] for _, s in sorted(ckpt['optimizer']['state'].items())]  # noqa: E731
-    assert len(moments(first)) == len(moments(source)) > 0
-    assert all(torch.equal(a, b) for a, b in zip(moments(first), moments(source)))
-
-    published = str(tmp_path / 'agent.pth.tar')
-    export_weights(full, published)
-    main_config, create_config = small_config(tmp_path / 'weights', f'policy.load_path={published!r}',
-                                              'policy.load_learn_state=True')
-    with pytest.raises(CheckpointError, match='holds weights only'):
-        train(main_config, create_config, progress=False)
-    assert not os.path.exists(tmp_path / 'weights')
-    main_config, create_config = small_config(tmp_path / 'none', 'policy.load_learn_state=True')
-    with pytest.raises(ConfigError, match='policy.load_path, which is not set'):
-        train(main_config, create_config, progress=False)
-
-
-def test_kickstart_kl_distils_the_weights_of_load_path_when_there_is_no_kickstart(trained, tmp_path):
-    """policy.load_path with policy.learn.kickstart_kl and no kickstart: the loaded weights are the frozen teacher
-    (in every checkpoint, unchanged) and every PPO update pays the KL to them. With lr_anneal each iteration runs at
-    the share of max_env_step left before its rollout: 2/2, then 1/2 (the last iteration trains too)."""
-    from ppo_gobigger import train
-    from ppo_gobigger.pipeline.learn.checkpoint import export_weights
-    exp_dir, _ = trained
-    published = str(tmp_path / 'agent.pth.tar')
-    export_weights(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'), published)
-    main_config, create_config = small_config(tmp_path / 'distil', f'policy.load_path={published!r}',
-                                              'policy.learn.kickstart_kl=1.0', 'policy.learn.learning_rate=1e-2',
-                                              'policy.learn.lr_anneal=True', 'max_env_step=512')
-    train(main_config, create_config, seed=0, progress=False)
-    log = read_jsonl(tmp_path / 'distil' / 'learner.jsonl')
-    assert [r['envstep'] for r in log] == [256, 512] and all(r['kickstart_kl_weight'] == 1.0 for r in log)
-    assert [r['cur_lr'] for r in log] == pytest.approx([1e-2, 5e-3]) and log[-1]['update_count'] == 4
-    assert log[0]['kickstart_kl'] > 0  # measured against the loaded weights, which PPO moved away from
-    source = load_checkpoint(published)['model']
-    last = load_checkpoint(str(tmp_path / 'distil' / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar'))
-    assert all(torch.equal(last['teacher'][k], w) for k, w in source.items())
-    assert any(not torch.equal(last['model'][k], w) for k, w in source.items())
-
-
-def test_demonstration_games_are_written_end_to_end_into_arrays_allocated_once():
-    """The kickstart keeps each finished game in place in arrays sized once for the run (pretrain._DemoStore): games
-    land in the order they finish, the returned views are the same memory, and a game that does not fit is an
-    error, not a silent reallocation."""
-    from ppo_gobigger.pipeline.learn.pretrain import _DemoStore
-
-    def game(first, T):
-        steps = range(first, first + T)
-        return dict(obs=[{'clone': np.full((2, 3), t, np.float16), 'mask': np.array([t % 2 == 0] * 2)} for t in steps],
-                    action=[np.array([t, t + 1]) for t in steps], reward=[np.full(2, t, np.float32) for t in steps])
-
-    store = _DemoStore(capacity=7)
-    store.add(game(0, 3))
-    store.add(game(3, 4))
-    assert store.size == 7 and store.lengths == [3, 4]
-    assert store.obs['clone'].dtype == np.float16 and store.obs['clone'].shape == (7, 2, 3)
-    np.testing.assert_array_equal(store.obs['clone'][:, 0, 0], np.arange(7))
-    np.testing.assert_array_equal(store.obs['mask'][:, 1], np.arange(7) % 2 == 0)
-    np.testing.assert_array_equal(store.action[:, 1], np.arange(1, 8))
-    assert torch.from_numpy(store.reward[:7]).data_ptr() == store.reward.ctypes.data  # no copy
-    with pytest.raises(RuntimeError, match='does not fit: 7 of 7'):
-        store.add(game(7, 1))
-
-
-def test_demonstrations_stop_at_the_step_that_reaches_the_budget(tmp_path):
-    """Games of every env end together (the same length): once the step that ends them reaches pretrain.env_steps,
-    none starts another, whatever the order in which the envs' ends are read."""
-    from ppo_gobigger.pipeline.learn.pretrain import collect_demonstrations
-    cfg, create = compile_config(*small_config(tmp_path, 'env.custom_cfg.frame_limit=40', 'env.manager.type="base"',
-                                               'pretrain.env_steps=40'))
-    demos = collect_demonstrations(cfg, create, progress=False)  # 2 envs x one 20-step game
-    assert demos['env_steps'] == 40 and len(demos['action']) == 40
-
-
 def test_torch_threads_for_learning_take_every_core_then_give_them_back(monkeypatch):
-    """Learning and the kickstart's imitation run on every core of the process's share (the env processes wait), or
+    """Learning runs on every core of the process's share (the env processes wait), or
     on policy.learn.torch_threads when set; the trainer's own thread count comes back afterwards."""
     from ppo_gobigger.pipeline import threads
     monkeypatch.setattr(threads, 'cores_per_process', lambda: 3)
@@ -405,21 +256,6 @@ def test_evaluator_plays_under_every_manager_type(tmp_path, manager_type):
     finally:
         close_env_manager(evaluator_env)
     assert report['episode_count'] == 2 and report['envstep_count'] == 2 * 20
-
-
-def test_target_kl_stops_an_iteration_once_the_policy_has_moved_that_far(tmp_path):
-    """policy.learn.target_kl: the updates of an iteration stop at the first minibatch whose approx_kl from the
-    rollout's policy exceeds it; the first minibatch of each iteration (KL 0: the rollout's own policy) always steps.
-    Without it an iteration makes every update (2 epochs x 2 minibatches here)."""
-    from ppo_gobigger.pipeline.serial import train
-    main_config, create_config = small_config(tmp_path / 'kl', 'policy.learn.target_kl=1e-4',
-                                              'policy.learn.learning_rate=1e-2', 'max_env_step=512')
-    train(main_config, create_config, progress=False)
-    log = read_jsonl(tmp_path / 'kl' / 'learner.jsonl')
-    assert len(log) == 2
-    for record in log:
-        assert record['kl_stopped'] == 1.0 and 1 <= record['update_count'] < 4
-    assert log[-1]['train_iter'] == sum(r['update_count'] for r in log)
 
 
 def test_ckpt_best_follows_the_win_rate_then_the_median_score_ratio(tmp_path):

@@ -78,6 +78,7 @@ class GoBiggerDingEnv(GoBiggerEnv):
 
     config = dict(
         GoBiggerEnv.config,
+        opponent='bot',  # DI-engine's stock PPO plays one team: the other teams are the env's (ENV_OPPONENTS)
         obs_format='mavac',  # the model the observation is for, one of OBS_FORMATS (see the module's table)
     )
 

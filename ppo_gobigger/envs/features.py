@@ -38,7 +38,7 @@ FOOD_REL_DIM = 7
 # ---- channels the model's relations read (ppo_gobigger.model.relations) ----
 POS_X, POS_Y, RADIUS = 0, 1, 2  # in `clone` and in `thorn`: (x - c_x) / h, (y - c_y) / h, r / h
 # Eat keys: a clone with eater key e eats a ball (clone or thorn) with prey key p iff e > p, i.e. iff
-# score > eat_ratio * prey score in float64 (the env's test before the relations moved to the model). Both keys are
+# score > eat_ratio * prey score in float64 (GoBigger's own test). Both keys are
 # rounded from float64 through the same monotone map x -> float32(x / score_init), so exact ties stay ties and the
 # answer differs from the float64 test only where the two sides lie within float32 rounding (~6e-8 relative) of each
 # other without being equal. eat_ratio (a game constant, 1.3 on every preset) reaches the model only through them.

@@ -10,6 +10,8 @@ from easydict import EasyDict
 
 PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
 
+STEP_MUL = 2  # game frames per GoBigger step, where the bots decide (20 frames = 1 s of game time)
+
 
 def game_config(preset: str, custom_cfg: Mapping) -> EasyDict:
     """The config the game will run: ``preset`` (one of PRESETS) with ``custom_cfg`` deep-merged into it.
@@ -28,11 +30,11 @@ def team_num(env_cfg: Mapping) -> int:
 
 def game_env_steps(env_cfg: Mapping) -> int:
     """The env steps of one whole game of a (compiled) env config: frame_limit frames (its preset's unless
-    custom_cfg sets another), step_mul frames per GoBigger step, action_repeat GoBigger steps per env step; the
+    custom_cfg sets another), STEP_MUL frames per GoBigger step, action_repeat GoBigger steps per env step; the
     GoBigger step and the env step that reach frame_limit end the game."""
     frame_limit = env_cfg.get('custom_cfg', {}).get('frame_limit',
                                                    getattr(gobigger.configs, env_cfg['preset'])['frame_limit'])
-    game_steps = math.ceil(frame_limit / env_cfg['step_mul'])
+    game_steps = math.ceil(frame_limit / STEP_MUL)
     return math.ceil(game_steps / env_cfg['action_repeat'])
 
 

@@ -2,8 +2,8 @@
 
 Observation: {key: array (A, *OBS_SHAPES[key])} from features.py (float32; the MASK_KEYS are bool).
 Action: A indices into the action table of actions.py (gym MultiDiscrete([ACTION_NUM] * A)).
-Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS ('score', the change of our team's
-score / reward_scale, by default; see rewards.py for the others) mixed with each player's own by cfg.team_spirit.
+Reward: (A,) float32, one per player, by cfg.reward: one of rewards.REWARD_KINDS (the change of ln(our team's score /
+the best other team's) by default; see rewards.py) mixed with each player's own by cfg.team_spirit.
 Evaluation reports the true outcome (win, rank, score_ratio from the final leaderboard, teams.outcome) whatever the
 reward, and what the team ate in the game (teams.EAT_COUNTS: food, thorns, other teams' and teammates' balls, and how
 often it was eaten).
@@ -33,12 +33,14 @@ from easydict import EasyDict
 from .engine import DEFAULT_ENGINE, check_engine, create_game, step_game
 from .actions import ACTION_NUM, check_actions, check_rows_action, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
-from .game import game_config
+from .game import STEP_MUL, game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
 from .rewards import TeamReward, check_reward
 from .teams import outcome, player_scores, team_eats
 
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
+# set on each env's own copy of the config by the pipeline, not by users (config.default_config leaves them out)
+INSTANCE_KEYS = ('team_id', 'is_evaluator', 'first_episode')
 
 
 @ENV_REGISTRY.register('gobigger')
@@ -50,35 +52,33 @@ class GoBiggerEnv(BaseEnv):
         custom_cfg={},  # deep-merged into the preset, e.g. {'frame_limit': 600}; keys must exist in the preset
         # who plays the other teams: one of opponents.OPPONENT_KINDS. 'self' and 'league' are played by the
         # pipeline (the env takes every team's actions, see above); evaluator envs then play 'bot' opponents
-        opponent='bot',
-        bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS (3 is the strongest)
-        team_id=0,  # the team we control, in [0, team_num)
+        opponent='league',
+        bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS: the bots of 'bot' opponents and of evaluation
         # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
-        # (the given actions are checked, then ignored; info['stand_in_action'] says what it played) -- the
-        # reference rows of benchmarks/learning.py and the demonstrations of policy.pretrain (opponent 'bot' or
-        # 'random' only)
+        # (the given actions are checked, then ignored; info['stand_in_action'] says what it played): the
+        # reference rows of benchmarks/learning.py (opponent 'bot' or 'random' only)
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         # which GoBigger runs the game, one of engine.ENGINES: 'fast' plays stock GoBigger 0.2.1's game bit for bit
         # at ~2-3x its speed (tests/test_engine.py compares every observation); 'stock' is gobigger as installed
         engine=DEFAULT_ENGINE,
-        step_mul=2,  # game frames per GoBigger step, where the opponents decide (20 frames = 1 s of game time)
         # GoBigger steps per env step: our team decides on the first and its moves hold their heading through the
-        # others (eject and split happen once), while the opponents act on every one. An env step is
-        # step_mul * action_repeat frames; the reward is summed over them.
-        action_repeat=1,
-        reward='score',  # training reward, one of rewards.REWARD_KINDS: score, margin, log_score, log_ratio, ratio
-        reward_scale=1000.0,  # the score and margin rewards are divided by this
-        # share of the team's reward in each player's reward; the rest is the player's own (score, log_score, log_ratio)
-        team_spirit=1.0,
+        # others (eject and split happen once), while the bots act on every one. An env step is
+        # STEP_MUL * action_repeat = 8 frames (0.4 s; 450 decisions in an st_t2p2 game); the reward is summed.
+        action_repeat=4,
+        reward='log_ratio',  # training reward, one of rewards.REWARD_KINDS: log_score, log_ratio
+        team_spirit=0.5,  # share of the team's reward in each player's reward; the rest is ln(its own score)'s
+        # ---- set per env by the pipeline (INSTANCE_KEYS) ----
+        team_id=0,  # the team we control, in [0, team_num)
         is_evaluator=False,  # set by create_evaluator_env_cfg; keeps evaluation games apart from training games
         first_episode=0,  # episode index of the first game after seed(); set on --resume to continue the games
         # ---- read by the pipeline, not by the game ----
-        collector_env_num=4,  # envs that collect training games
+        collector_env_num=8,  # envs that collect training games
         evaluator_env_num=2,  # envs that play the evaluation games
-        n_evaluator_episode=4,  # games per evaluation, spread evenly over the evaluator envs
-        stop_value=None,  # stop training once an evaluation's win rate reaches this, in (0, 1] (None: never)
-        manager=dict(type='subprocess'),  # DI-engine env manager: type base / subprocess / async_subprocess + its keys
+        n_evaluator_episode=8,  # games per evaluation, spread evenly over the evaluator envs
+        # the DI-engine env manager's own keys; its type (base, subprocess, async_subprocess) is create_config's
+        # env_manager.type, which env.manager.type overrides (e.g. --set env.manager.type=base)
+        manager=dict(),
     )
 
     @classmethod
@@ -98,10 +98,9 @@ class GoBiggerEnv(BaseEnv):
         if self._policy_opponents and cfg.stand_in is not None:
             raise ValueError(f'stand_in {cfg.stand_in!r} needs opponent in {ENV_OPPONENTS}; with opponent '
                              f'{cfg.opponent!r} the caller plays every team')
-        for key in ('step_mul', 'action_repeat'):
-            if isinstance(cfg[key], bool) or not (isinstance(cfg[key], int) and cfg[key] >= 1):
-                raise ValueError(f'{key} must be a positive int; got {cfg[key]!r}')
-        check_reward(cfg.reward, cfg.reward_scale, cfg.team_spirit)
+        if isinstance(cfg.action_repeat, bool) or not (isinstance(cfg.action_repeat, int) and cfg.action_repeat >= 1):
+            raise ValueError(f'action_repeat must be a positive int; got {cfg.action_repeat!r}')
+        check_reward(cfg.reward, cfg.team_spirit)
         self._cfg = cfg
         self._player_num = A
         # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
@@ -143,7 +142,7 @@ class GoBiggerEnv(BaseEnv):
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_returns = np.zeros(len(self._row_teams))  # per row: the mean of its players' returns
-        self._rewards = [TeamReward(cfg.reward, t, cfg.reward_scale, cfg.team_spirit) for t in self._row_teams]
+        self._rewards = [TeamReward(cfg.reward, t, cfg.team_spirit) for t in self._row_teams]
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -279,11 +278,19 @@ class GoBiggerEnv(BaseEnv):
 
     @staticmethod
     def create_collector_env_cfg(cfg: Mapping) -> List[Mapping]:
-        return _env_cfg_copies(cfg, cfg['collector_env_num'], is_evaluator=False)
+        """DI-engine's hook (its entries' get_vec_env_setting): one config per collector env. Its collectors play one
+        policy action per env, so opponents played by policies are refused here; the package's pipeline plays them
+        (pipeline/play/env_manager.py takes env_configs)."""
+        if cfg.get('opponent') in POLICY_OPPONENTS:
+            raise ValueError(
+                f"env.opponent {cfg['opponent']!r}: the env asks for every team's actions, and DI-engine's collectors "
+                "play one policy action per env. Train it with gobigger-train (ppo_gobigger.train); DI-engine's "
+                "entries run opponent 'bot' or 'random' (e.g. config/gobigger_ppo_vs_bots_config.py)")
+        return env_configs(cfg, cfg['collector_env_num'], is_evaluator=False)
 
     @staticmethod
     def create_evaluator_env_cfg(cfg: Mapping) -> List[Mapping]:
-        return _env_cfg_copies(cfg, cfg['evaluator_env_num'], is_evaluator=True)
+        return env_configs(cfg, cfg['evaluator_env_num'], is_evaluator=True)
 
     def __repr__(self) -> str:
         c = self._cfg
@@ -316,7 +323,7 @@ class GoBiggerEnv(BaseEnv):
     def _create_game(self) -> None:
         """Create this env's GoBigger game: the one place a game is made (reset() calls it when there is none)."""
         with self._own_global_random():  # GoBigger's Server() draws a (then unused) seed from the global `random`
-            self._game = create_game(self._cfg.preset, self._cfg.custom_cfg, self._cfg.step_mul, self._cfg.engine)
+            self._game = create_game(self._cfg.preset, self._cfg.custom_cfg, STEP_MUL, self._cfg.engine)
 
     @contextlib.contextmanager
     def _own_global_random(self):
@@ -369,7 +376,8 @@ class GoBiggerEnv(BaseEnv):
         self._player_states = None
 
 
-def _env_cfg_copies(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
+def env_configs(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
+    """``num`` copies of the env config ``cfg``, for collector envs or (``is_evaluator``) evaluator envs."""
     env_cfg = EasyDict(copy.deepcopy(dict(cfg)))  # cfg itself is left untouched (BaseEnv's version pops from it)
     env_cfg.is_evaluator = is_evaluator
     if is_evaluator and env_cfg.get('opponent') in POLICY_OPPONENTS:
@@ -377,4 +385,4 @@ def _env_cfg_copies(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]
     return [copy.deepcopy(env_cfg) for _ in range(num)]
 
 
-ENV_REGISTRY.register('gobigger_ppo', GoBiggerEnv)  # its former name: the env type of create_configs saved before
+ENV_REGISTRY.register('gobigger_ppo', GoBiggerEnv)  # the env type in older saved create_configs (CHANGELOG.md)

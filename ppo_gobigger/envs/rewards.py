@@ -5,26 +5,17 @@ end minus the potential at its start, whatever happened in between:
 
 | kind          | potential                                              | a game's return                              |
 | ------------- | ------------------------------------------------------ | -------------------------------------------- |
-| 'score'       | our team's score / reward_scale                        | (final - start score) / reward_scale         |
-| 'margin'      | (ours - the best other team's score) / reward_scale    | the final margin / reward_scale: > 0 if won  |
 | 'log_score'   | ln(our team's score)                                   | ln(final / start score)                      |
 | 'log_ratio'   | ln(ours / the best other team's score)                 | ln(final score ratio): > 0 if won            |
-| 'ratio'       | ours / the best other team's score                     | final score ratio - 1: > 0 if won            |
 
-The log kinds are scale-free (reward_scale is not used): doubling the team's mass pays the same early and late in a
-game, so the large swings of a late game do not drown the early lessons. 'ratio' is scale-free too but pays what the
-mean score ratio of an evaluation counts: a game ended with the other team almost wiped out (ratio 100) is worth ten
-games won by a ratio of 10, where 'log_ratio' counts it as two. With a single team, "the best other team" is absent
-and the margin and ratio kinds reduce to our own score ('margin', 'ratio': / reward_scale; 'log_ratio': its log).
-Evaluation always reports the true outcome.
+Both are scale-free: doubling the team's mass pays the same early and late in a game, so the large swings of a late
+game do not drown the early lessons. 'log_ratio' also pays for what the other teams lose; with a single team, "the
+best other team" is absent and it reduces to 'log_score'. Evaluation always reports the true outcome.
 
-Each player gets its own reward (A,): ``team_spirit * (the team's reward) + (1 - team_spirit) * (the player's own
-reward)``, the player's own potential being its own score / reward_scale ('score') or ln(its own score)
-('log_score', 'log_ratio'). With team_spirit 1 (the default) every player gets the team's reward; below 1 a player's
-advantage is less the noise of what its teammates did (GoBigger's own baselines mix the two the same way). With
-'log_ratio' the mix is 'log_score''s with the team's part paying the margin too: the same own-growth terms, plus
-team_spirit * -ln(the best other team's score). 'margin' and 'ratio' are team-only (team_spirit must be 1). A
-game's return is the mean of the players' returns.
+Each player gets its own reward (A,): ``team_spirit * (the team's reward) + (1 - team_spirit) * ln(the player's own
+score)``. With team_spirit 1 every player gets the team's reward; below 1 a player's advantage is less the noise of
+what its teammates did (GoBigger's own baselines mix the two the same way). A game's return is the mean of the
+players' returns.
 """
 import math
 from typing import List, Mapping, Sequence
@@ -33,8 +24,7 @@ import numpy as np
 
 from .features import SCORE_FLOOR  # the log kinds floor scores as the features do
 
-REWARD_KINDS = ('score', 'margin', 'log_score', 'log_ratio', 'ratio')
-PLAYER_KINDS = ('score', 'log_score', 'log_ratio')  # the kinds with a per-player potential (team_spirit < 1)
+REWARD_KINDS = ('log_score', 'log_ratio')
 
 
 def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
@@ -42,41 +32,29 @@ def other_scores(leaderboard: Mapping[int, float], team_id: int) -> List[float]:
     return [float(score) for team, score in leaderboard.items() if team != team_id]
 
 
-def check_reward(kind: str, reward_scale: float, team_spirit: float = 1.0) -> None:
-    """Raise ValueError for an unknown kind, a reward_scale that is not > 0 or a team_spirit the kind cannot take."""
+def check_reward(kind: str, team_spirit: float = 1.0) -> None:
+    """Raise ValueError for an unknown kind or a team_spirit outside [0, 1]."""
     if kind not in REWARD_KINDS:
         raise ValueError(f'unknown reward {kind!r}; allowed: {REWARD_KINDS}')
-    if not reward_scale > 0:
-        raise ValueError(f'reward_scale must be > 0; got {reward_scale!r}')
     if not 0.0 <= team_spirit <= 1.0:
         raise ValueError(f'team_spirit must be in [0, 1]; got {team_spirit!r}')
-    if team_spirit < 1.0 and kind not in PLAYER_KINDS:
-        raise ValueError(f'team_spirit {team_spirit!r} < 1 needs a reward with a per-player part, one of '
-                         f'{PLAYER_KINDS}; got {kind!r}')
 
 
 class TeamReward:
     """The rewards of one team's players, step by step: ``reset`` at the start of a game, then ``step`` after each
     env step, each given the leaderboard and the team's player scores (in team order)."""
 
-    def __init__(self, kind: str, team_id: int, reward_scale: float, team_spirit: float = 1.0) -> None:
-        check_reward(kind, reward_scale, team_spirit)
+    def __init__(self, kind: str, team_id: int, team_spirit: float = 1.0) -> None:
+        check_reward(kind, team_spirit)
         self.kind = kind
         self.team_id = team_id
-        self.reward_scale = float(reward_scale)
         self.team_spirit = float(team_spirit)
         self._last = np.zeros(0)
 
     def team_potential(self, leaderboard: Mapping[int, float]) -> float:
         ours = float(leaderboard[self.team_id])
         others = other_scores(leaderboard, self.team_id)
-        if self.kind == 'score':
-            return ours / self.reward_scale
-        if self.kind == 'margin':
-            return (ours - (max(others) if others else 0.0)) / self.reward_scale
-        best_other = max(max(others), SCORE_FLOOR) if others else None  # the ratio kinds' denominator
-        if self.kind == 'ratio':
-            return ours / (best_other or self.reward_scale)
+        best_other = max(max(others), SCORE_FLOOR) if others else None  # log_ratio's denominator
         log_ours = math.log(max(ours, SCORE_FLOOR))
         if self.kind == 'log_score' or best_other is None:
             return log_ours
@@ -88,7 +66,7 @@ class TeamReward:
         if self.team_spirit == 1.0:
             return np.full(len(player_scores), team)
         scores = np.asarray(player_scores, np.float64)  # (A,)
-        own = scores / self.reward_scale if self.kind == 'score' else np.log(np.maximum(scores, SCORE_FLOOR))
+        own = np.log(np.maximum(scores, SCORE_FLOOR))
         return self.team_spirit * team + (1.0 - self.team_spirit) * own
 
     def reset(self, leaderboard: Mapping[int, float], player_scores: Sequence[float]) -> None:

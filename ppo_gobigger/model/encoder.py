@@ -122,7 +122,7 @@ class Encoder(nn.Module):
     def forward(self, inputs: Dict[str, torch.Tensor]) -> torch.Tensor:
         """inputs[key]: (*lead, *OBS_SHAPES[key]), e.g. lead = (B, A). Returns (*lead, H)."""
         missing = OBS_SHAPES.keys() - inputs.keys()
-        if missing:  # e.g. observations recorded before the pairwise relations moved into the model
+        if missing:  # e.g. observations of another layout (with the env's pair tensors in place of 'thorn')
             raise KeyError(f'observation lacks {sorted(missing)}; got {sorted(inputs)}, expected {list(OBS_SHAPES)}')
         lead = inputs['scalar'].shape[:-1]  # e.g. (B, A)
 

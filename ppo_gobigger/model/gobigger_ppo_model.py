@@ -3,12 +3,12 @@
 Shapes: B = batch (any leading dims work, e.g. (T, B)), A = players per team, H = hidden size, N = action count.
 
     obs dict (B, A, ...) -> Encoder -> emb (B, A, H)
-    actor:  emb                                   -> actor head     -> logit (B, A, N)   (heads.py)
+    actor:  emb                                   -> DirectionalHead -> logit (B, A, N)  (heads.py)
     critic: emb ++ team mean(emb) ++ team max(emb) -> RegressionHead -> value (B, A)
 
 The critic sees the whole team, but the value stays per player so PPO clips each player's own ratio.
 """
-from typing import Dict, Optional
+from typing import Dict
 
 import math
 import torch
@@ -16,9 +16,8 @@ import torch.nn as nn
 from ding.model.common import RegressionHead
 from ding.utils import MODEL_REGISTRY
 
-from ppo_gobigger.envs.actions import ACTION_NUM
 from .encoder import Encoder
-from .heads import actor_last_layers, build_actor_head
+from .heads import DirectionalHead
 
 
 @MODEL_REGISTRY.register('gobigger_ppo')
@@ -29,15 +28,11 @@ class GoBiggerPPOModel(nn.Module):
     def __init__(
             self,
             hidden_size: int = 64,  # width of the player embedding and of both heads
-            action_shape: Optional[int] = None,  # number of discrete actions; None -> envs.actions.ACTION_NUM
-            relation_size: Optional[int] = None,  # width of the pairwise relation layers; None -> hidden_size // 2
-            actor_head: str = 'discrete',  # 'discrete' (a logit per action) or 'directional' (moves from a heading)
     ) -> None:
         super().__init__()
-        action_shape = ACTION_NUM if action_shape is None else int(action_shape)
         H = hidden_size
-        self.encoder = Encoder(hidden_size=H, relation_size=relation_size)
-        self.actor_head = build_actor_head(actor_head, H, action_shape)
+        self.encoder = Encoder(hidden_size=H)
+        self.actor_head = DirectionalHead(H)
         # own embedding ++ team mean ++ team max -> 3H
         self.critic_head = RegressionHead(3 * H, 1, layer_num=2, hidden_size=H)
         self._init_weights()
@@ -50,7 +45,7 @@ class GoBiggerPPOModel(nn.Module):
                 nn.init.orthogonal_(m.weight, gain=math.sqrt(2))
                 if m.bias is not None:
                     nn.init.zeros_(m.bias)
-        for policy_last in actor_last_layers(self.actor_head):
+        for policy_last in self.actor_head.last_layers():
             nn.init.orthogonal_(policy_last.weight, gain=0.01)
         nn.init.orthogonal_(self.critic_head.last.weight, gain=1.0)
 

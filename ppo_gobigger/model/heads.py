@@ -1,25 +1,20 @@
-"""Actor heads: player embedding (..., H) -> logits over the action table (..., ACTION_NUM).
+"""The actor head: player embedding (..., H) -> logits over the action table (..., ACTION_NUM).
 
-    'discrete'     DI-engine's DiscreteHead: one MLP layer, then one logit per action, each learnt on its own.
-    'directional'  the MOVE_DIRECTIONS moves are directions in the plane, and the head knows it: one MLP layer,
-                   then a heading v = (v_x, v_y) and the move logits <u_k, v> for the unit vectors u_k of the
-                   action table (a von Mises-like distribution over the moves, peaked around v's angle, as sharp as
-                   v is long); eject and split get logits of their own.
+The MOVE_DIRECTIONS moves are directions in the plane, and the head knows it: one MLP layer, then a heading
+v = (v_x, v_y) and the move logits <u_k, v> for the unit vectors u_k of the action table (a von Mises-like
+distribution over the moves, peaked around v's angle, as sharp as v is long); eject and split get logits of their own.
 
-Why 'directional': with one logit per move, PPO from scratch first learns a global preference for one heading
-(straight lines eat more fresh food than a random walk) and greedy play runs into a wall; steering that depends on
-the view (towards food, an edible thorn, away from a bigger ball) is a separate lesson for each of the 16 logits.
-With a heading, every step's gradient moves all 16 together, and "towards the thing at (dx, dy)" is a linear
-read-out of the embedding.
+Why a heading: with one logit per move (DI-engine's DiscreteHead), PPO from scratch first learns a global preference
+for one heading (straight lines eat more fresh food than a random walk) and greedy play runs into a wall; steering
+that depends on the view (towards food, an edible thorn, away from a bigger ball) is a separate lesson for each of
+the 16 logits. With a heading, every step's gradient moves all 16 together, and "towards the thing at (dx, dy)" is a
+linear read-out of the embedding.
 """
 import torch
 import torch.nn as nn
-from ding.model.common import DiscreteHead
 from ding.torch_utils import MLP
 
 from ppo_gobigger.envs.actions import ACTION_NUM, ACTION_TABLE, MOVE_DIRECTIONS
-
-ACTOR_HEADS = ('discrete', 'directional')
 
 
 class DirectionalHead(nn.Module):
@@ -41,23 +36,3 @@ class DirectionalHead(nn.Module):
 
     def last_layers(self):
         return (self.heading, self.other)
-
-
-def build_actor_head(kind: str, hidden_size: int, action_num: int) -> nn.Module:
-    """The actor head ``kind`` (one of ACTOR_HEADS); ValueError naming the allowed kinds otherwise."""
-    if kind == 'discrete':
-        return DiscreteHead(hidden_size, action_num, layer_num=1)
-    if kind == 'directional':
-        if action_num != ACTION_NUM:
-            raise ValueError(f"actor_head 'directional' plays the action table's {ACTION_NUM} actions; "
-                             f'got action_shape {action_num}')
-        return DirectionalHead(hidden_size)
-    raise ValueError(f'unknown actor_head {kind!r}; allowed: {ACTOR_HEADS}')
-
-
-def actor_last_layers(head: nn.Module):
-    """The linear layers that produce the logits (initialised with a small gain: a near-uniform first policy)."""
-    if isinstance(head, DirectionalHead):
-        return head.last_layers()
-    return (head.Q[-1][0], )  # DiscreteHead.Q = (MLP, fc_block(H, N)); fc_block[0] is the Linear
-

@@ -8,9 +8,11 @@
         task.use(multistep_trainer(policy.learn_mode, log_freq=1))              DI-engine's
         task.use(CkptSaver(policy, cfg.exp_name, train_freq=1))                DI-engine's
 
-Both take our (main_config, create_config) as they are; ding_configs() adds the two things DI-engine's
-compile_config needs and our config does not carry: create_config.env_manager (ours: env.manager) and a number
-for env.stop_value (ours: None, never stop; DI-engine's evaluators compare the reward with it).
+Both take our (main_config, create_config) as they are: a config file in DI-engine's convention (create_config names
+the env manager; config/gobigger_ppo_vs_bots_config.py) runs under ding.entry.serial_pipeline_onpolicy itself too.
+ding_configs() only carries a --set of env.manager.type into create_config.env_manager, and an env.stop_value of None
+(ours: never stop) over as inf (DI-engine's evaluators compare the reward with it). Opponents played by policies
+('self', 'league') are refused by the env's create_collector_env_cfg: DI-engine's collectors play one action per env.
 
 train_samples replaces DI-engine's gae_estimator, which cannot take our team's values: it computes GAE with
 ding.rl_utils.gae, which multiplies next_value (N, A) in place by 1 - done (N,) and fails on the broadcast ("The
@@ -48,26 +50,28 @@ def train_samples(policy: Any) -> Callable:
     return _train_samples
 
 
-def ding_configs(main_config: Dict, create_config: Dict, manager: str) -> Tuple[EasyDict, EasyDict]:
-    """Copies of our configs with what DI-engine's compile_config needs: create_config.env_manager of type
-    ``manager``, and env.stop_value inf where it is None."""
+def ding_configs(main_config: Dict, create_config: Dict, manager: Optional[str] = None) -> Tuple[EasyDict, EasyDict]:
+    """Copies of our configs as DI-engine's compile_config takes them: create_config.env_manager's type is
+    ``manager`` when given, else env.manager.type where a user set it, else the config's own (subprocess if none);
+    an env.stop_value of None becomes inf."""
     main_config = EasyDict(copy.deepcopy(dict(main_config)))
     create_config = EasyDict(copy.deepcopy(dict(create_config)))
-    create_config.env_manager = EasyDict(type=manager)
-    if main_config.env.get('stop_value') is None:
-        main_config.env.stop_value = float('inf')
+    env = main_config.setdefault('env', EasyDict())
+    manager = manager or env.get('manager', {}).get('type') or create_config.get('env_manager', {}).get('type')
+    create_config.env_manager = EasyDict(type=manager or 'subprocess')
+    if 'stop_value' in env and env.stop_value is None:
+        env.stop_value = float('inf')
     return main_config, create_config
 
 
 def serial_onpolicy(main_config: Dict, create_config: Dict, seed: int = 0, max_env_step: int = int(1e10)):
-    """DI-engine's serial_pipeline_onpolicy on our config (its env manager: env.manager.type). It writes
-    <exp_name>/ckpt, log/ and total_config.py in the working directory. Returns the policy."""
+    """DI-engine's serial_pipeline_onpolicy on our config (see ding_configs). It writes <exp_name>/ckpt, log/ and
+    total_config.py in the working directory. Returns the policy."""
     from ding.entry import serial_pipeline_onpolicy
 
-    manager = main_config.get('env', {}).get('manager', {}).get('type', 'subprocess')
     with warnings.catch_warnings():  # its compile_config imports yapf, which imports the deprecated lib2to3
         warnings.filterwarnings('ignore', message='lib2to3 package is deprecated', category=DeprecationWarning)
-        return serial_pipeline_onpolicy(ding_configs(main_config, create_config, manager), seed=seed,
+        return serial_pipeline_onpolicy(ding_configs(main_config, create_config), seed=seed,
                                         max_env_step=max_env_step)
 
 

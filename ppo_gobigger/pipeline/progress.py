@@ -1,7 +1,6 @@
 """Progress of a phase that takes more than a few seconds: a tqdm bar on a terminal, log lines elsewhere.
 
-One mechanism for the training run (monitor/training.py), the kickstart's demonstration games and imitation epochs
-(learn/pretrain.py) and each evaluation (play/evaluator.py). ``progress`` None shows the bar when stderr, where the
+One mechanism for the training run (monitor/training.py) and each evaluation (play/evaluator.py). ``progress`` None shows the bar when stderr, where the
 bar and the log go, is a terminal; True always; False never (--no-progress). While a bar is shown, log lines are
 written above it instead of through it. Without a bar, a phase logs the bar's figures at least every LOG_EVERY_S
 seconds, so that a log file never goes quiet for long.
@@ -75,7 +74,7 @@ class Progress:
 
     def log(self) -> None:
         """Log the bar's figures as one line, e.g.
-        "demonstrations: 36,000/120,000 steps, 16 games (02:24 elapsed, ~05:36 left, 250 steps/s)"."""
+        "evaluation: 4/8 games (00:24 elapsed, ~00:24 left, 0.2 games/s)"."""
         self._last_log = time.time()
         elapsed = self._last_log - self._start
         rate = (self.n - self._initial) / elapsed if elapsed > 0 else 0.0

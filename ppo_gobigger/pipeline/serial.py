@@ -10,7 +10,8 @@ import copy
 import logging
 import os
 import time
-from typing import Dict, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -21,20 +22,17 @@ from ..envs.opponents import POLICY_OPPONENTS
 from ..files import write_json
 from .build import build_model, build_policy, check_exp_dir, set_global_seed
 from .distributed.local import LocalWorkers
-from .distributed.torchrun import (Rank, broadcast_module, decide, learn_together, process_group, rank_config,
-                                   rank_from_env)
+from .distributed.torchrun import Rank, broadcast_module, decide, process_group, rank_config, rank_from_env
 from .interrupt import InterruptGuard, TrainingInterrupted
 from .league.pool import LeaguePool
-from .learn.checkpoint import CheckpointError, check_model_state, load_checkpoint, rng_state, set_rng_state
+from .learn.checkpoint import check_model_state, load_checkpoint, rng_state, set_rng_state
 from .learn.learner import Learner
-from .learn.pretrain import pretrain
 from .monitor.training import TrainingMonitor
 from .play.collector import split_envs
 from .play.evaluator import format_report
 from .threads import torch_threads
 
 logger = logging.getLogger('ppo_gobigger')
-KICKSTART_CHECKPOINT = 'kickstart.pth.tar'  # in <exp>/ckpt: the weights after the kickstart, before any PPO
 
 
 def train(
@@ -64,11 +62,6 @@ def train(
         raise ConfigError(
             f'distributed.backend {cfg.distributed.backend!r} has one learner: start it with python, not torchrun '
             f'(WORLD_SIZE={rank.world_size}); torchrun runs backend \'local\''
-        )
-    if rank.world_size > 1 and cfg.pretrain.env_steps > 0 and not resume:
-        raise ConfigError(
-            f'pretrain.env_steps={cfg.pretrain.env_steps} under torchrun: the kickstart runs in one process. Run it '
-            'with python (e.g. --max-env-step equal to the demonstration steps), then go on with torchrun --resume CKPT'
         )
     if rank.world_size > 1 and cfg.env.opponent in POLICY_OPPONENTS:
         raise ConfigError(f'env.opponent {cfg.env.opponent!r} plays the other teams in one trainer process: start it '
@@ -101,6 +94,38 @@ def _train(cfg: EasyDict, rank_cfg: EasyDict, create_cfg: EasyDict, rank: Rank, 
     return run.policy, run.report
 
 
+@dataclass
+class RunState:
+    """What a checkpoint holds besides the learner, as of the last PPO iteration, so that a checkpoint written later
+    (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration."""
+    envstep: int = 0  # env steps collected before the last PPO iteration's update (a resumed run's at its start)
+    last_eval: Optional[int] = None  # env step of the last evaluation; None: evaluate first
+    collector_episodes: List[int] = field(default_factory=list)  # games each collector env had begun
+    rng: Dict[str, Any] = field(default_factory=rng_state)  # the random generators' state
+    league: Optional[Dict[str, Any]] = None  # the league pool's state (opponent 'league')
+
+    @classmethod
+    def from_checkpoint(cls, payload: Optional[Dict[str, Any]], env_num: int) -> 'RunState':
+        """A resumed run's state (``payload``: its loaded checkpoint), or a new run's (None) with ``env_num``
+        collector envs at their first game."""
+        if payload is None:
+            return cls(collector_episodes=[0] * env_num)
+        episodes = payload.get('collector_episodes')  # None: interrupted before any iteration
+        if episodes is not None and len(episodes) != env_num:
+            logger.warning(f'the checkpoint had {len(episodes)} collector envs, this run has {env_num}: their '
+                           'games start from the beginning of the sequence')
+            episodes = None
+        return cls(payload['envstep'], payload.get('last_eval'), list(episodes or [0] * env_num), payload['rng'],
+                   payload.get('league'))
+
+    def checkpoint(self) -> Dict[str, Any]:
+        """The entries a checkpoint stores (save_checkpoint adds envstep)."""
+        state = {'rng': self.rng, 'collector_episodes': list(self.collector_episodes), 'last_eval': self.last_eval}
+        if self.league is not None:
+            state['league'] = self.league
+        return state
+
+
 class TrainingRun:
     """One run's pieces (policy, learner, workers, monitor) and the steps of its loop. ``cfg`` is the run's config,
     ``rank_cfg`` this rank's share of it (the same without torchrun)."""
@@ -110,10 +135,6 @@ class TrainingRun:
         self.cfg, self.rank = cfg, rank
         payload = load_checkpoint(resume) if resume else None  # a bad checkpoint fails before anything is written
         initial = load_checkpoint(cfg.policy.load_path) if cfg.policy.load_path and not resume else None
-        if initial is not None and cfg.policy.load_learn_state and 'optimizer' not in initial:
-            raise CheckpointError(f'{cfg.policy.load_path} holds weights only, and policy.load_learn_state=True takes '
-                                  "its optimizer and value normalisation: give a run's full checkpoint "
-                                  '(<exp>/ckpt/iteration_*.pth.tar) or set it to False')
         exp_dir = cfg.exp_name
         if rank.is_main:
             check_exp_dir(exp_dir)
@@ -121,96 +142,67 @@ class TrainingRun:
             logger.info(_run_summary(cfg, resume))
         set_global_seed(cfg.seed + rank.index)  # ranks sample their own actions; rank 0's initial parameters shared
 
-        episodes_played = payload.get('collector_episodes') if payload else None  # None: interrupted before any
-        if episodes_played is not None and len(episodes_played) != cfg.env.collector_env_num:
-            logger.warning(f'the checkpoint had {len(episodes_played)} collector envs, this run has '
-                           f'{cfg.env.collector_env_num}: their games start from the beginning of the sequence')
-            episodes_played = None
-        first_episodes = list(episodes_played) if episodes_played is not None else [0] * cfg.env.collector_env_num
+        self.state = RunState.from_checkpoint(payload, cfg.env.collector_env_num)
         self.policy, self.model = build_policy(rank_cfg, create_cfg)
         if initial is not None:
             self._load_initial(initial)
         broadcast_module(self.model)
-        if initial is not None and _distils_load_path(cfg):
-            self.policy.keep_as_kickstart()
-        if rank.world_size > 1:
-            learn_together(self.policy.learn_mode)
         self.learner = Learner(self.policy.learn_mode, self.model, exp_dir, cfg, write_log=rank.is_main)
         self.league = None
         if cfg.env.opponent == 'league':  # the pool of <exp>/league; a resumed run goes on with it
             self.league = LeaguePool(os.path.join(exp_dir, 'league'), cfg.league, lambda: build_model(cfg), cfg.seed,
                                      device=self.policy.collect_mode.get_attribute('device'))
-            if payload and 'league' in payload:  # its snapshots are in the league folder of the resumed run
+            if self.state.league is not None:  # its snapshots are in the league folder of the resumed run
                 run_dir = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
-                self.league.restore(payload['league'], os.path.join(run_dir, 'league'))
+                self.league.restore(self.state.league, os.path.join(run_dir, 'league'))
         if cfg.distributed.backend == 'ray':
             from .distributed.ray_actors import RayWorkers  # Ray is an optional extra
-            self.workers = RayWorkers(cfg, create_cfg, self.model, lambda: self.learner.train_iter, first_episodes,
-                                      exp_dir)
+            self.workers = RayWorkers(cfg, create_cfg, self.model, lambda: self.learner.train_iter,
+                                      self.state.collector_episodes, exp_dir)
         else:
             envs = split_envs(cfg.env.collector_env_num, rank.world_size)[rank.index]
-            self.workers = LocalWorkers(rank_cfg, create_cfg, self.policy, envs, first_episodes, rank, exp_dir,
-                                        progress, self.league)
+            self.workers = LocalWorkers(rank_cfg, create_cfg, self.policy, envs, self.state.collector_episodes, rank,
+                                        exp_dir, progress, self.league)
         if payload:
             self.learner.restore(payload, resume)
             set_rng_state(payload['rng'])
-        self.monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress, cfg.replay) if rank.is_main else None
+        self._take_state()
+        self.monitor = TrainingMonitor(exp_dir, cfg.max_env_step, progress) if rank.is_main else None
         self.guard = InterruptGuard()
         self.report: Dict = {}
-        self._create_cfg, self._progress = create_cfg, progress
-        self._first_episodes = first_episodes
-        # what a checkpoint holds besides the learner: taken after each PPO iteration, so that a checkpoint written
-        # later (at an evaluation, or on a signal in the middle of collecting) resumes exactly from that iteration
-        self._learned_envstep = payload['envstep'] if payload else 0
-        # the env step of the last evaluation: a run resumed from a checkpoint written at an evaluation does not
-        # play that evaluation again (None: evaluate first)
-        self._last_eval = payload.get('last_eval') if payload else None
-        self._resume_state = self._state_now(first_episodes)
-        self._kickstarting = payload is None and cfg.pretrain.env_steps > 0  # until the imitated weights are complete
         self.collector = self.evaluator = None
         self._start_time = 0.0
 
     def _load_initial(self, initial: Dict) -> None:
-        """policy.load_path: its weights (and with load_learn_state its optimizer and value normalisation)."""
-        cfg = self.cfg
-        check_model_state(self.model, initial['model'], cfg.policy.load_path)
+        """policy.load_path: its weights; optimizer and value normalisation start fresh."""
+        check_model_state(self.model, initial['model'], self.cfg.policy.load_path)
         self.model.load_state_dict(initial['model'])
-        if cfg.policy.load_learn_state:
-            self.policy.adopt_learn_state(initial)
         if self.rank.is_main:
-            learn_state = 'optimizer and value normalisation from it too' if cfg.policy.load_learn_state else \
-                'optimizer and value normalisation start fresh'
-            logger.info(f'initial weights: {cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
-                        f'after {initial["envstep"]:,} env steps); {learn_state}')
+            logger.info(f'initial weights: {self.cfg.policy.load_path} (a {initial["config"]["env"]["preset"]} team '
+                        f'after {initial["envstep"]:,} env steps); optimizer and value normalisation start fresh')
 
-    def _state_now(self, collector_episodes) -> Dict:
-        state = {'rng': rng_state(), 'collector_episodes': list(collector_episodes), 'last_eval': self._last_eval}
+    def _take_state(self, collector_episodes: Optional[List[int]] = None) -> None:
+        """Record the random generators, the league and (after an iteration) the collector envs' games now."""
+        self.state.rng = rng_state()
+        if collector_episodes is not None:
+            self.state.collector_episodes = list(collector_episodes)
         if self.league is not None:
-            state['league'] = self.league.state()
-        return state
+            self.state.league = self.league.state()
 
     def start(self) -> None:
-        """The kickstart when one is due (its weights saved as ckpt/kickstart.pth.tar), then the envs."""
-        if self._kickstarting:
-            stats = pretrain(self.policy, self.cfg, self._create_cfg, self._progress)
-            self._learned_envstep = stats['env_steps']
-            self.learner.log(dict(envstep=self._learned_envstep, kickstart=True, **stats))
-            self._resume_state = self._state_now(self._first_episodes)
-            if self.rank.is_main:  # the kickstart alone, to compare with what PPO makes of it
-                path = self.learner.save(self._learned_envstep, self._resume_state, KICKSTART_CHECKPOINT)
-                logger.info(f'kickstart saved: {path}')
-            self._kickstarting = False
+        """Start the envs (and the rollout workers)."""
         self.collector, self.evaluator = self.workers.start()
-        self.collector.envstep = self._learned_envstep  # a resumed run's, or the demonstration games' env steps
+        self.collector.envstep = self.state.envstep  # a resumed run's env steps
         self._start_time = time.time()
 
     def evaluate_if_due(self) -> bool:
         """Evaluate (rank 0) when eval_freq env steps have passed since the last evaluation; True when that
         evaluation reached env.stop_value (under torchrun every rank gets rank 0's answer)."""
         envstep = self.collector.envstep
-        if self._last_eval is not None and envstep - self._last_eval < self.cfg.policy.eval.evaluator.eval_freq:
+        last_eval = self.state.last_eval
+        if last_eval is not None and envstep - last_eval < self.cfg.policy.eval.evaluator.eval_freq:
             return False
-        self._last_eval = envstep
+        self.state.last_eval = envstep
         if self.rank.is_main:
             self._save_and_evaluate(envstep)
         # under torchrun the other ranks wait here while rank 0 evaluates
@@ -224,26 +216,24 @@ class TrainingRun:
 
     def collect(self) -> Dict:
         """One rollout of policy.collect.n_sample env steps (this rank's share)."""
-        self._envstep_before = self.collector.envstep
         return self.collector.collect()
 
     def learn(self, rollout: Dict) -> None:
         """One PPO iteration on the rollout, then the iteration's log line (rank 0)."""
         cfg, collector = self.cfg, self.collector
         learn_start = time.time()
+        envstep_before = self.state.envstep
         with self.guard.critical():  # a signal here waits for the updates and the counters to be complete
-            # lr_anneal: the share of the budget collected before this rollout (the first iteration at the full rate)
-            done_before = self._envstep_before / cfg.max_env_step if cfg.max_env_step else 0.0
-            stats = self.learner.train(rollout, collector.envstep, done_before, collector.info())
-            self._learned_envstep = collector.envstep
+            stats = self.learner.train(rollout, collector.envstep, collector.info())
             if self.league is not None:
                 self.league.on_iteration(self.model, self.learner.train_iter, collector.envstep, cfg)
-            self._resume_state = self._state_now(collector.env_episodes)
+            self.state.envstep = collector.envstep
+            self._take_state(collector.env_episodes)
         learn_time = time.time() - learn_start
         if not self.rank.is_main:
             return
         episodes = list(collector.recent_episodes)
-        sps = (collector.envstep - self._envstep_before) / (collector.last_collect_time + learn_time)
+        sps = (collector.envstep - envstep_before) / (collector.last_collect_time + learn_time)
         logger.info(
             f'iter {self.learner.train_iter} envstep {collector.envstep} sps {sps:.0f} '
             f'(collect {collector.last_collect_time:.1f}s learn {learn_time:.1f}s) '
@@ -257,16 +247,13 @@ class TrainingRun:
 
     def evaluate_final(self) -> None:
         """The final state is always evaluated and saved (unless the last evaluation was of it)."""
-        if self._last_eval != self.collector.envstep and self.rank.is_main:
+        if self.state.last_eval != self.collector.envstep and self.rank.is_main:
             self._save_and_evaluate(self.collector.envstep)
 
     def save_interrupted(self, e: TrainingInterrupted) -> None:
         """On SIGINT/SIGTERM: the state after the last PPO iteration, in a checkpoint that e.checkpoint names."""
-        if self._kickstarting:  # half-imitated weights would resume as if the kickstart were done: save nothing
-            logger.warning(f'{e.signal_name}: stopped during the kickstart, nothing saved; the same command '
-                           'starts the run again')
-        elif self.rank.is_main:
-            e.checkpoint = self.learner.save(self._learned_envstep, self._resume_state)
+        if self.rank.is_main:
+            e.checkpoint = self.learner.save(self.state.envstep, self.state.checkpoint())
             logger.warning(f'{e.signal_name}: stopped; the state after the last PPO iteration is in {e.checkpoint}')
 
     def close(self) -> None:
@@ -276,11 +263,11 @@ class TrainingRun:
 
     def _save_and_evaluate(self, envstep: int) -> None:
         self.report = self.evaluator.eval(self.learner.train_iter, envstep)
-        evaluated_state = {**self._resume_state, 'last_eval': envstep}
-        ckpt = self.learner.save(envstep, evaluated_state)
-        best = self.learner.save_if_best(self.report, envstep, evaluated_state)
+        evaluated_state = {**self.state.checkpoint(), 'last_eval': envstep}
+        self.learner.save(envstep, evaluated_state)
+        self.learner.save_if_best(self.report, envstep, evaluated_state)
         logger.info(f'evaluation at envstep {envstep}\n{format_report(self.report)}')
-        self.monitor.on_eval(self.report, ckpt if best else None)
+        self.monitor.on_eval(self.report)
 
     def _reached_stop_value(self) -> bool:
         stop_value, win_rate = self.cfg.env.stop_value, self.report['win_rate']
@@ -290,35 +277,23 @@ class TrainingRun:
         return True
 
 
-def _distils_load_path(cfg: EasyDict) -> bool:
-    """No imitation and kickstart_kl on: the weights of policy.load_path are the kickstart it distils."""
-    return bool(cfg.policy.load_path) and cfg.policy.learn.kickstart_kl > 0 and cfg.pretrain.env_steps == 0
-
-
 def _run_summary(cfg: EasyDict, resume: Optional[str]) -> str:
     """What the run plays, for how long, and where it writes: the first line it logs."""
     env = cfg.env
     opponents = {
         'bot': f'level-{env.bot_level} bots',
         'random': 'random opponents',
-        'self': 'its current weights (self-play' + (', learning from every team)' if cfg.league.all_teams else ')'),
+        'self': 'its current weights (self-play, learning from every team)',
         'league': f'a league (bot levels {list(cfg.league.bot_levels)} and snapshots every '
-                  f'{cfg.league.snapshot_every} iterations, {cfg.league.sampling} draws, self-play '
-                  f'{cfg.league.self_play:g}' + (', learning from every team of its games)' if cfg.league.all_teams
-                                                 else ')'),
+                  f'{cfg.league.snapshot_every} iterations, PFSP draws, self-play {cfg.league.self_play:g}, learning '
+                  'from every team of its self-play games)',
     }[env.opponent]
     if env.opponent in POLICY_OPPONENTS:
         opponents += f', evaluated against level-{env.bot_level} bots'
     length = f'{cfg.max_env_step:,} env steps' if cfg.max_env_step is not None else 'no env step limit'
     if resume:
         length += f', resumed from {resume}'
-    else:
-        if cfg.pretrain.env_steps > 0:
-            length += f' (the first {cfg.pretrain.env_steps:,}: kickstart demonstrations by level-' \
-                      f'{cfg.pretrain.bot_level} bots)'
-        if cfg.policy.load_path:
-            length += f', starting from the weights of {cfg.policy.load_path}'
-            if _distils_load_path(cfg):
-                length += f', distilled as the kickstart (policy.learn.kickstart_kl {cfg.policy.learn.kickstart_kl})'
+    elif cfg.policy.load_path:
+        length += f', starting from the weights of {cfg.policy.load_path}'
     return (f'training {env.preset} against {opponents}, {length}; {env.collector_env_num} collector envs '
             f'({env.manager.type}, backend {cfg.distributed.backend}); writing to {cfg.exp_name}')

@@ -15,7 +15,7 @@ def cores_per_process() -> int:
 @contextlib.contextmanager
 def torch_threads(threads: Optional[int]) -> Iterator[None]:
     """torch runs on ``threads`` threads inside (None: every core of this process's share), then on as many as
-    before. Learning (PPO updates, the kickstart's imitation) takes every core while the env processes wait for it;
+    before. Learning (the PPO updates) takes every core while the env processes wait for it;
     acting (policy.torch_threads, default 1) leaves the cores to the envs, and a forward pass this small gains
     nothing from more threads (2 threads: 4.7 ms against 1.7 ms a batch of 2 envs' players beside two runs)."""
     before = torch.get_num_threads()

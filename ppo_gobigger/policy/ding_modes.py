@@ -16,8 +16,7 @@ A sample keeps the step's place in its trajectory: next_value is the critic's va
 step, so GAE over the samples in collection order (one trajectory after another, as DI-engine's collector returns
 them) is GAE over each trajectory, as our own collector's rollouts give it. What differs from our pipeline is
 DI-engine's: its collector drops the unfinished trajectories at the end of each collect (the steps are played and
-counted, not learnt), its learner passes no env step, so policy.learn.lr_anneal and the annealed weights stay at
-their start values, and its evaluator reports the reward, not the game's outcome. pipeline/serial.py stays the
+counted, not learnt) and its evaluator reports the reward, not the game's outcome. pipeline/serial.py stays the
 package's training loop.
 
 'gobigger_ppo' itself is untouched: only the '_command' class registered here speaks DI-engine's formats.
@@ -93,7 +92,7 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
         value = acting(self._collect_model)(stack_obs([obs], self._device), mode='compute_critic')['value']  # (1, A)
         return value[0].cpu().numpy()
 
-    def _forward_learn(self, data: Any, **kwargs) -> Union[Dict[str, float], List[Dict[str, float]]]:
+    def _forward_learn(self, data: Any) -> Union[Dict[str, float], List[Dict[str, float]]]:
         """One PPO iteration on DI-engine's samples, stacked in their order as one env's rollout {key: (T, 1, ...)},
         the trajectories kept apart by their cut flags.
 
@@ -109,7 +108,7 @@ class GoBiggerPPODingPolicy(GoBiggerPPOPolicy):
         rollout = {k: v[:, None] for k, v in rollout.items()}  # (T, 1, ...)
         rollout['obs'] = {k: torch.as_tensor(v)[:, None] for k, v in obs.items()}  # {key: (T, 1, A, ...)}
         rollout['valid'] = torch.ones(len(rollout['done']), 1, dtype=torch.bool)  # (T, 1)
-        result = super()._forward_learn(rollout, **kwargs)
+        result = super()._forward_learn(rollout)
         return result if isinstance(data, list) else [result]
 
     def _forward_eval(self, data: Dict[int, Dict[str, Any]]) -> Dict[int, Dict[str, np.ndarray]]:

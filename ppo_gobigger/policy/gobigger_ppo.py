@@ -6,7 +6,8 @@ the probability ratio is clipped per player (MAPPO), never averaged over players
 Shapes: T = rollout length per env, E = envs, A = players per team, N = actions, M = minibatch (env steps).
 """
 import logging
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -17,24 +18,43 @@ from ding.policy import Policy
 from ding.utils import POLICY_REGISTRY
 
 from ..envs.actions import ACTION_KINDS, ACTION_NUM
-from .imitation import behaviour_cloning, frozen_copy, imitation_loss, teacher_log_probs
+from .collective import average_gradients, pooled_moments
 from .inference import acting, stack_obs
-from .ppo_math import (ValueNorm, distillation_kl, explained_variance, gae, group_entropy, local_moments, policy_loss,
-                       value_loss)
+from .ppo_math import ValueNorm, explained_variance, gae, group_entropy, policy_loss, value_loss
 
 
 # what each minibatch update reports; learn returns their means over an iteration
 UPDATE_STATS = ('policy_loss', 'value_loss', 'entropy', 'kind_entropy', 'total_loss', 'approx_kl', 'clipfrac',
                 'grad_norm')
 # What DI-engine's Policy.__init__ and serial entries read, fixed for this policy: not user config keys
-# (config.default_config leaves them out). multi_gpu stays off: torchrun ranks average their gradients through
-# learn_mode.set_attribute (pipeline/distributed/torchrun.py).
+# (config.default_config leaves them out). multi_gpu stays off: torchrun ranks average their gradients in
+# _apply_update (policy/collective.py).
 DING_FIXED = dict(on_policy=True, multi_gpu=False, bp_update_sync=True, traj_len_inf=False)
 DING_FIXED_LEARN = dict(resume_training=False)
+MAX_NONFINITE_UPDATES = 10  # updates in a row with a NaN/inf loss or gradient (each skipped) before training stops
 
 
 class NonFiniteLossError(RuntimeError):
     """Too many PPO updates in a row had a NaN or inf loss or gradient."""
+
+
+@dataclass
+class Samples:
+    """A rollout's valid env steps, time and envs flattened: S samples of the A players of a team."""
+    obs: Dict[str, torch.Tensor]  # {key: (S, A, ...)}
+    action: torch.Tensor  # (S, A)
+    old_logp: torch.Tensor  # (S, A) log-probability of the action under the policy that collected it
+    advantage: torch.Tensor  # (S, A) GAE, in return units
+    old_value: torch.Tensor  # (S, A) the collected value, in the critic's (normalised) units
+    target: torch.Tensor  # (S, A) the return, in the critic's units
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    def __getitem__(self, idx: torch.Tensor) -> 'Samples':
+        """The minibatch of the samples at ``idx`` (M,)."""
+        return Samples({k: v[idx] for k, v in self.obs.items()}, self.action[idx], self.old_logp[idx],
+                       self.advantage[idx], self.old_value[idx], self.target[idx])
 
 
 @POLICY_REGISTRY.register('gobigger_ppo')
@@ -54,65 +74,40 @@ class GoBiggerPPOPolicy(Policy):
         # policy.model settings must match), e.g. an st_t2p2 team fine-tuned on another preset. Optimizer,
         # value-norm statistics and counters start fresh; --resume takes its own checkpoint's. None: random weights.
         load_path=None,
-        # (bool) With load_path: take that checkpoint's Adam moments and value-norm statistics too, so that PPO goes
-        # on where its learner stopped. Needs a full checkpoint (ckpt/iteration_*.pth.tar), not published weights.
-        load_learn_state=False,
         learn=dict(
             # (int) Passes over each rollout.
             epoch_per_collect=4,
-            # (int) Minibatch size in env steps (each holds A players).
-            batch_size=256,
+            # (int) Minibatch size in env steps (each holds A players): 8 minibatches of a 3,600-step rollout.
+            batch_size=450,
             # (float) Adam learning rate.
-            learning_rate=3e-4,
-            # (bool) Anneal the learning rate linearly over max_env_step: each iteration runs at the share of the
-            # budget left before its rollout (the first at the full rate, the last at 1 / iterations of it).
-            lr_anneal=False,
+            learning_rate=1e-3,
             # (float) Weight of the value loss.
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
-            entropy_weight=0.01,
-            # (float) After a kickstart (pretrain.env_steps > 0): weight of a cross-entropy term on a minibatch of
-            # the demonstrations in every PPO update (kept in memory; a resumed run has none and drops it). 0: off.
-            imitation_weight=0.0,
-            # (float) After a kickstart: weight of KL(kickstart policy || current policy) on the rollout's states in
-            # every PPO update (zoo/st_t2p2_lineage_s0 trained with 0.2). With no kickstart the weights of
-            # policy.load_path are the teacher; it travels in every checkpoint, so a resumed run keeps it. 0: off.
-            kickstart_kl=0.0,
-            # (float) PPO clip range of the probability ratio.
+            entropy_weight=0.005,
+            # (float) PPO clip range of the probability ratio, and of the value around the collected value.
             clip_ratio=0.2,
-            # (float or None) Stop an iteration's updates at the first minibatch whose approx_kl from the rollout's
-            # policy exceeds this (checked before its step; the rest of the epochs skipped). None: all epochs run.
-            target_kl=None,
-            # (bool) Clip the value update within clip_ratio of the collected value (in normalised units).
-            value_clip=True,
-            # (float or None) Dual clip constant c > 1 for negative advantages; None turns it off.
-            dual_clip=None,
-            # (bool) Normalise advantages within each minibatch.
-            adv_norm=True,
-            # (bool) Normalise value targets with running statistics of the returns (saved in checkpoints).
-            value_norm=True,
             # (float) Clip of the global gradient norm.
             grad_clip=0.5,
             # (int or None) torch threads while learning, when the envs wait; None: one per core (under torchrun:
             # the machine's cores shared among its ranks).
             torch_threads=None,
-            # (int) Updates in a row with a NaN/inf loss or gradient (each one skipped) before training stops.
-            max_nonfinite_updates=10,
-            # (float) Discount factor.
-            discount_factor=0.99,
-            # (float) GAE lambda.
-            gae_lambda=0.95,
+            # (float) Discount factor per decision: a horizon of ~200 decisions (80 s of a 180 s st_t2p2 game).
+            discount_factor=0.995,
+            # (float) GAE lambda: advantages that lean on the near future while the critic is still poor.
+            gae_lambda=0.8,
         ),
         collect=dict(
-            # (int) Env steps collected per training iteration, over all collector envs.
-            n_sample=2048,
+            # (int) Env steps collected per training iteration, over all collector envs: one whole st_t2p2 game
+            # (450 decisions) per env of 8.
+            n_sample=3600,
         ),
         eval=dict(
             # (bool) Sample actions in evaluation instead of taking the most likely one.
             sample=False,
             evaluator=dict(
                 # (int) Evaluate every this many collected env steps (and once before training).
-                eval_freq=50000,
+                eval_freq=36_000,
             ),
         ),
     )
@@ -134,52 +129,11 @@ class GoBiggerPPOPolicy(Policy):
             self._device = f'cuda:{torch.cuda.current_device()}'
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self._value_norm = ValueNorm().to(self._device)
-        self._demonstrations = None  # (obs, action) of a kickstart, when policy.learn.imitation_weight > 0
-        self._teacher: Optional[torch.nn.Module] = None  # the frozen kickstart, when policy.learn.kickstart_kl > 0
         self._nonfinite_streak = 0  # NaN/inf updates in a row
         self._skipped_updates = 0  # NaN/inf updates in all
-        # Handed in by a learner of several processes (learn_mode.set_attribute, pipeline/distributed/torchrun.py):
-        # the mean gradient, the pooled (count, mean, variance) and the mean of a scalar over the processes.
-        self._average_gradients: Callable[[Iterable[torch.nn.Parameter]], None] = lambda parameters: None
-        self._pooled_moments: Callable[[torch.Tensor], Tuple[int, torch.Tensor, torch.Tensor]] = local_moments
-        self._mean_over_ranks: Callable[[torch.Tensor], torch.Tensor] = lambda x: x
 
-    def _skip_nonfinite_update(self, loss: torch.Tensor, grad_norm: torch.Tensor) -> None:
-        """Drop this update's gradient; stop training after max_nonfinite_updates in a row."""
-        self._optimizer.zero_grad()
-        self._nonfinite_streak += 1
-        self._skipped_updates += 1
-        limit = self._cfg.learn.max_nonfinite_updates
-        logging.warning(f'skipped an update with a non-finite loss ({float(loss):.4g}) or gradient norm '
-                        f'({float(grad_norm):.4g}); {self._nonfinite_streak} in a row (training stops at {limit})')
-        if self._nonfinite_streak >= limit:
-            raise NonFiniteLossError(f'{self._nonfinite_streak} updates in a row had a NaN/inf loss or gradient; '
-                                     'stopping. The checkpoints written so far hold the last good parameters.')
-
-    def _set_learning_rate(self, progress: float) -> float:
-        """This iteration's learning rate: with lr_anneal, the share of the budget left before the iteration's
-        rollout (progress in [0, 1) is the share of max_env_step collected before it), else the constant rate."""
-        cfg = self._cfg.learn
-        lr = cfg.learning_rate * (max(0.0, 1.0 - progress) if cfg.lr_anneal else 1.0)
-        for group in self._optimizer.param_groups:
-            group['lr'] = lr
-        return lr
-
-    def adopt_learn_state(self, state_dict: Dict[str, Any]) -> None:
-        """policy.load_learn_state: the optimizer's moments and the value-norm statistics of another run's checkpoint
-        (its weights are loaded with the model); this run's counters stay fresh."""
-        self._optimizer.load_state_dict(state_dict['optimizer'])
-        self._value_norm.load_state_dict(state_dict['value_norm'])
-
-    def keep_as_kickstart(self) -> None:
-        """The current weights become the kickstart that policy.learn.kickstart_kl distils: a frozen copy, never
-        trained (after imitation, or the weights of policy.load_path when there is none)."""
-        self._teacher = frozen_copy(self._learn_model)
-
-    def _forward_learn(self, rollout: Dict[str, Any], progress: float = 0.0) -> Dict[str, float]:
-        """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates.
-
-        progress: the share of max_env_step collected before this rollout (the lr_anneal schedule).
+    def _forward_learn(self, rollout: Dict[str, Any]) -> Dict[str, float]:
+        """One PPO iteration on one rollout; returns the mean of each logged quantity over the updates applied.
 
         rollout (from the collector; tensors, time-first):
             obs: {key: (T, E, A, ...)}, action: (T, E, A), logit: (T, E, A, N),
@@ -188,168 +142,123 @@ class GoBiggerPPOPolicy(Policy):
             valid: (T, E) False where an env's segment is padded (async managers; a team that sat out games).
         """
         cfg = self._cfg.learn
-        lr = self._set_learning_rate(progress)
-        obs = {k: v.to(self._device) for k, v in rollout['obs'].items()}
-        data = {k: v.to(self._device) for k, v in rollout.items() if k != 'obs'}
-        T, E, A = data['value'].shape
-
-        # 1. advantages and returns in return units (the critic's outputs denormalised)
-        with torch.no_grad():
-            value = self._value_norm.denormalize(data['value']) if cfg.value_norm else data['value']
-            next_value = self._value_norm.denormalize(data['next_value']) if cfg.value_norm else data['next_value']
-            advantage = gae(data['reward'], value, next_value, data['done'], data['cut'], cfg.discount_factor,
-                            cfg.gae_lambda)  # (T, E, A)
-            returns = advantage + value  # (T, E, A)
-            if not torch.isfinite(returns[data['valid']]).all():  # a NaN/inf reward or value: drop the rollout
-                self._skip_nonfinite_update(returns.sum(), torch.tensor(float('nan')))
-                return self._result({}, float('nan'), lr)
-            ev = explained_variance(value[data['valid']].flatten(), returns[data['valid']].flatten())
-            # 2. value targets and old values in the critic's (normalised) units, with the statistics updated
-            if cfg.value_norm:  # under torchrun: the statistics of every rank's returns
-                self._value_norm.update_moments(*self._pooled_moments(returns[data['valid']]))
-                target = self._value_norm.normalize(returns)
-                old_value = self._value_norm.normalize(value)
-            else:
-                target, old_value = returns, value
-            old_logp = Categorical(logits=data['logit']).log_prob(data['action'])  # (T, E, A)
-
-        # 3. flatten time and envs, keeping the valid steps: S samples, each with A players
-        valid = data['valid'].reshape(T * E)  # (T * E,) bool; False where an env's segment was padded
-        S = int(valid.sum())
-        flat = lambda x: x.reshape(T * E, *x.shape[2:])[valid]  # noqa: E731  (T, E, ...) -> (S, ...)
-        obs = {k: flat(v) for k, v in obs.items()}  # {key: (S, A, ...)}
-        action, old_logp, advantage = flat(data['action']), flat(old_logp), flat(advantage)  # (S, A)
-        target, old_value = flat(target), flat(old_value)  # (S, A)
-        # the kickstart's policy on every state of the rollout, once: (S, A, N)
-        teacher_logp = teacher_log_probs(self._teacher, obs, cfg.batch_size) if self._teacher is not None else None
-
-        # 4. epochs of shuffled minibatches, until a minibatch's policy has moved more than target_kl
+        rollout = {k: ({o: x.to(self._device) for o, x in v.items()} if k == 'obs' else v.to(self._device))
+                   for k, v in rollout.items()}
+        samples, ev = self._samples(rollout)
+        if samples is None:  # a NaN/inf reward or value: the rollout is dropped
+            return self._result({}, ev)
         self._learn_model.train()
         stats: Dict[str, List[float]] = {}
-        kl_stopped = False
         for _ in range(cfg.epoch_per_collect):
-            if kl_stopped:
-                break
-            for idx in torch.randperm(S, device=self._device).split(cfg.batch_size):
-                out = self._learn_model({k: v[idx] for k, v in obs.items()}, mode='compute_actor_critic')
-                dist = Categorical(logits=out['logit'])  # batch shape (M, A)
-                logp = dist.log_prob(action[idx])  # (M, A)
-                adv = advantage[idx]  # (M, A)
-                if cfg.adv_norm:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pl = policy_loss(logp, old_logp[idx], adv, cfg.clip_ratio, cfg.dual_clip)
-                if cfg.target_kl is not None and self._mean_over_ranks(pl['approx_kl'].detach()) > cfg.target_kl:
-                    kl_stopped = True
-                    break
-                vl = value_loss(out['value'], old_value[idx], target[idx], cfg.clip_ratio if cfg.value_clip else None)
-                entropy = dist.entropy().mean()
-                loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
-                # logged, not learnt from: the entropy of the kind of action (move, eject, split), which falls to ~0
-                # in training (trained agents never eject or split; docs/results.md); None for a test's toy model
-                kind_entropy = None
-                if out['logit'].shape[-1] == ACTION_NUM:
-                    with torch.no_grad():
-                        kind_entropy = group_entropy(out['logit'], ACTION_KINDS).mean()
-                imitation = kickstart_kl = None
-                if cfg.imitation_weight > 0 and self._demonstrations is not None:
-                    imitation = imitation_loss(self._learn_model, self._demonstrations, len(idx))
-                    loss = loss + cfg.imitation_weight * imitation
-                if teacher_logp is not None:  # KL(kickstart || policy) of each player, mean over (M, A)
-                    kickstart_kl = distillation_kl(teacher_logp[idx], dist.logits).mean()  # logged at weight 0
-                    loss = loss + cfg.kickstart_kl * kickstart_kl
-
-                self._optimizer.zero_grad()
-                loss.backward()
-                # under torchrun: the mean gradient of all ranks, before clipping. A NaN/inf gradient of any rank
-                # then reaches every rank, and they all skip this update below.
-                self._average_gradients(self._learn_model.parameters())
-                grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), cfg.grad_clip)
-                if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
-                    self._skip_nonfinite_update(loss, grad_norm)
+            for idx in torch.randperm(len(samples), device=self._device).split(cfg.batch_size):  # (M,) each
+                loss, terms = self.minibatch_loss(samples[idx])
+                grad_norm = self._apply_update(loss)
+                if grad_norm is None:
                     continue
-                self._nonfinite_streak = 0
-                self._optimizer.step()
+                for name, x in {**terms, 'total_loss': loss, 'grad_norm': grad_norm}.items():
+                    stats.setdefault(name, []).append(float(x.detach()))
+        return self._result(stats, ev)
 
-                for name, x in (
-                    ('policy_loss', pl['loss']), ('value_loss', vl), ('entropy', entropy),
-                    ('kind_entropy', kind_entropy), ('total_loss', loss),
-                    ('approx_kl', pl['approx_kl']), ('clipfrac', pl['clipfrac']), ('grad_norm', grad_norm),
-                    ('imitation_loss', imitation), ('kickstart_kl', kickstart_kl)
-                ):
-                    if x is not None:
-                        stats.setdefault(name, []).append(float(x.detach()))
-        return {**self._result(stats, ev, lr), 'kl_stopped': float(kl_stopped)}
-
-    def imitate(self, obs: Dict[str, torch.Tensor], action: torch.Tensor, returns: torch.Tensor, epochs: int,
-                on_update: Optional[Callable[[int, Dict[str, float]], None]] = None,
-                learning_rate: Optional[float] = None) -> Dict[str, float]:
-        """The kickstart's behaviour cloning (imitation.behaviour_cloning) with this policy's model, optimizer and
-        value normalisation, at ``learning_rate`` (None: policy.learn.learning_rate). With imitation_weight > 0
-        the demonstrations stay for the PPO updates' imitation term; with kickstart_kl > 0 the result is the
-        teacher. obs: {key: (S, A, ...)}, action: (S, A), returns: (S, A) in return units."""
+    @torch.no_grad()
+    def _samples(self, rollout: Dict[str, Any]) -> Tuple[Optional[Samples], float]:
+        """The rollout's advantages and returns (GAE on the critic's denormalised values), the value-norm statistics
+        updated with the returns, and the valid steps flattened; (None, nan) when a return is not finite.
+        Also the explained variance of the returns by the collected values."""
         cfg = self._cfg.learn
-        obs = {k: v.to(self._device) for k, v in obs.items()}
-        action, returns = action.to(self._device), returns.to(self._device)
-        if cfg.imitation_weight > 0:
-            self._demonstrations = (obs, action)
-        for group in self._optimizer.param_groups:
-            group['lr'] = cfg.learning_rate if learning_rate is None else learning_rate
-        stats = behaviour_cloning(self._learn_model, self._optimizer, obs, action, returns,
-                                  self._value_norm if cfg.value_norm else None, epochs, cfg.batch_size,
-                                  cfg.value_weight, cfg.grad_clip, on_update)
-        if cfg.kickstart_kl > 0:
-            self.keep_as_kickstart()
-        return stats
+        valid = rollout['valid']  # (T, E)
+        value = self._value_norm.denormalize(rollout['value'])  # (T, E, A) return units
+        next_value = self._value_norm.denormalize(rollout['next_value'])  # (T, E, A)
+        advantage = gae(rollout['reward'], value, next_value, rollout['done'], rollout['cut'], cfg.discount_factor,
+                        cfg.gae_lambda)  # (T, E, A)
+        returns = advantage + value  # (T, E, A)
+        if not torch.isfinite(returns[valid]).all():
+            self._skip_nonfinite_update(returns.sum(), torch.tensor(float('nan')))
+            return None, float('nan')
+        ev = explained_variance(value[valid].flatten(), returns[valid].flatten())
+        self._value_norm.update_moments(*pooled_moments(returns[valid]))  # under torchrun: every rank's returns
+        old_logp = Categorical(logits=rollout['logit']).log_prob(rollout['action'])  # (T, E, A)
 
-    def _result(self, stats: Dict[str, List[float]], ev: float, lr: float) -> Dict[str, float]:
+        T, E = valid.shape
+        keep = valid.reshape(T * E)  # (T * E,)
+        flat = lambda x: x.reshape(T * E, *x.shape[2:])[keep]  # noqa: E731  (T, E, ...) -> (S, ...)
+        samples = Samples({k: flat(v) for k, v in rollout['obs'].items()}, flat(rollout['action']), flat(old_logp),
+                          flat(advantage), flat(self._value_norm.normalize(value)),
+                          flat(self._value_norm.normalize(returns)))
+        return samples, ev
+
+    def minibatch_loss(self, mb: Samples) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+        """The PPO loss of one minibatch of M samples, and its terms to log (scalars). A subclass adds a loss
+        term here: ``loss, terms = super().minibatch_loss(mb)``, then its own."""
+        cfg = self._cfg.learn
+        out = self._learn_model(mb.obs, mode='compute_actor_critic')  # logit (M, A, N), value (M, A)
+        dist = Categorical(logits=out['logit'])  # batch shape (M, A)
+        adv = (mb.advantage - mb.advantage.mean()) / (mb.advantage.std() + 1e-8)  # (M, A) normalised per minibatch
+        pl = policy_loss(dist.log_prob(mb.action), mb.old_logp, adv, cfg.clip_ratio)
+        vl = value_loss(out['value'], mb.old_value, mb.target, cfg.clip_ratio)
+        entropy = dist.entropy().mean()
+        loss = pl['loss'] + cfg.value_weight * vl - cfg.entropy_weight * entropy
+        terms = {'policy_loss': pl['loss'], 'value_loss': vl, 'entropy': entropy, 'approx_kl': pl['approx_kl'],
+                 'clipfrac': pl['clipfrac']}
+        if out['logit'].shape[-1] == ACTION_NUM:  # logged, not learnt: the entropy of move / eject / split
+            with torch.no_grad():
+                terms['kind_entropy'] = group_entropy(out['logit'], ACTION_KINDS).mean()
+        return loss, terms
+
+    def _apply_update(self, loss: torch.Tensor) -> Optional[torch.Tensor]:
+        """Backward, the gradients averaged over torchrun ranks, clipped, then one Adam step; returns the gradient
+        norm before clipping, or None when the loss or gradient was not finite (the update is skipped)."""
+        self._optimizer.zero_grad()
+        loss.backward()
+        # under torchrun: every rank's mean gradient before clipping, so a NaN/inf of one rank makes all skip
+        average_gradients(self._learn_model.parameters())
+        grad_norm = torch.nn.utils.clip_grad_norm_(self._learn_model.parameters(), self._cfg.learn.grad_clip)
+        if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
+            self._skip_nonfinite_update(loss, grad_norm)
+            return None
+        self._nonfinite_streak = 0
+        self._optimizer.step()
+        return grad_norm
+
+    def _skip_nonfinite_update(self, loss: torch.Tensor, grad_norm: torch.Tensor) -> None:
+        """Drop this update's gradient; stop training after MAX_NONFINITE_UPDATES in a row."""
+        self._optimizer.zero_grad()
+        self._nonfinite_streak += 1
+        self._skipped_updates += 1
+        logging.warning(f'skipped an update with a non-finite loss ({float(loss):.4g}) or gradient norm '
+                        f'({float(grad_norm):.4g}); {self._nonfinite_streak} in a row (training stops at '
+                        f'{MAX_NONFINITE_UPDATES})')
+        if self._nonfinite_streak >= MAX_NONFINITE_UPDATES:
+            raise NonFiniteLossError(f'{self._nonfinite_streak} updates in a row had a NaN/inf loss or gradient; '
+                                     'stopping. The checkpoints written so far hold the last good parameters.')
+
+    def _result(self, stats: Dict[str, List[float]], ev: float) -> Dict[str, float]:
         """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
         result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in UPDATE_STATS}
-        for name in ('imitation_loss', 'kickstart_kl'):  # a kickstarted run's terms
-            if name in stats:
-                result[name] = float(np.mean(stats[name]))
         result.update(
             explained_variance=ev,
-            cur_lr=lr,
+            cur_lr=self._optimizer.param_groups[0]['lr'],
             update_count=len(stats.get('total_loss', [])),  # updates applied (skipped ones excluded)
             skipped_updates=self._skipped_updates,  # NaN/inf updates skipped since the start
             value_norm_mean=float(self._value_norm.mean),
             value_norm_std=float(self._value_norm.std),
         )
-        if 'imitation_loss' in result:
-            result['imitation_weight'] = self._cfg.learn.imitation_weight
-        if self._teacher is not None:
-            result['kickstart_kl_weight'] = self._cfg.learn.kickstart_kl
         return result
 
     def _monitor_vars_learn(self) -> List[str]:
         return [*UPDATE_STATS, 'explained_variance', 'cur_lr']
 
     def _state_dict_learn(self) -> Dict[str, Any]:
-        state = {
+        return {
             'model': self._learn_model.state_dict(),
             'optimizer': self._optimizer.state_dict(),
             'value_norm': self._value_norm.state_dict(),
         }
-        if self._teacher is not None:
-            state['teacher'] = self._teacher.state_dict()
-        return state
 
     def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
-        """Restore a checkpoint's learn state. With kickstart_kl > 0 the teacher is the checkpoint's own, or, in a
-        checkpoint written before any PPO update (a run's kickstart.pth.tar: train_iter 0), its weights; any other
-        checkpoint without one is a ValueError (it would silently make a trained policy the teacher)."""
+        """Restore a checkpoint's learn state: model, optimizer and value-norm statistics."""
         self._learn_model.load_state_dict(state_dict['model'])
-        self.adopt_learn_state(state_dict)
-        self._teacher = None
-        if self._cfg.learn.kickstart_kl <= 0:
-            return
-        if 'teacher' in state_dict or state_dict.get('train_iter') == 0:  # its own teacher, or a kickstart
-            self.keep_as_kickstart()
-            self._teacher.load_state_dict(state_dict.get('teacher', state_dict['model']))
-        else:
-            raise ValueError(f"policy.learn.kickstart_kl={self._cfg.learn.kickstart_kl} needs the kickstart's weights, "
-                             f"and this checkpoint (train_iter {state_dict.get('train_iter')}) has none: resume "
-                             'from a kickstart.pth.tar or a checkpoint of a run with kickstart_kl > 0, or set it to 0')
+        self._optimizer.load_state_dict(state_dict['optimizer'])
+        self._value_norm.load_state_dict(state_dict['value_norm'])
 
     # ---------------------------------------------------------------- collect
     def _init_collect(self) -> None:

@@ -3,7 +3,7 @@
 Pure functions of tensors (plus one small stateful normaliser), so that tests can check them against references.
 Shapes: T = rollout length, E = envs, A = players per team, M = minibatch size (env steps), N = actions.
 """
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
 import torch
 import torch.nn as nn
@@ -49,13 +49,11 @@ def policy_loss(
         old_logp: torch.Tensor,
         advantage: torch.Tensor,
         clip_ratio: float,
-        dual_clip: Optional[float] = None,
 ) -> Dict[str, torch.Tensor]:
     """Clipped surrogate on each player's own probability ratio.
 
     Arguments:
         logp, old_logp, advantage: (M, A). The ratio is never averaged over players before clipping.
-        dual_clip: None, or c > 1: for negative advantages the objective is bounded below by c * advantage.
     Returns:
         loss (scalar, to minimise), approx_kl and clipfrac (scalars, no grad).
     """
@@ -64,10 +62,6 @@ def policy_loss(
     surr1 = ratio * advantage
     surr2 = ratio.clamp(1.0 - clip_ratio, 1.0 + clip_ratio) * advantage
     objective = torch.min(surr1, surr2)  # (M, A)
-    if dual_clip is not None:
-        if dual_clip <= 1.0:
-            raise ValueError(f'dual_clip must be None or > 1, got {dual_clip}')
-        objective = torch.where(advantage < 0, torch.max(objective, dual_clip * advantage), objective)
     with torch.no_grad():
         approx_kl = ((ratio - 1.0) - log_ratio).mean()  # the low-variance estimator of KL(old || new)
         clipfrac = ((ratio - 1.0).abs() > clip_ratio).float().mean()
@@ -78,28 +72,15 @@ def value_loss(
         value: torch.Tensor,
         old_value: torch.Tensor,
         target: torch.Tensor,
-        clip_ratio: Optional[float],
+        clip_ratio: float,
 ) -> torch.Tensor:
-    """0.5 * squared error, optionally the max with the error of a value kept within clip_ratio of old_value.
+    """0.5 * the larger squared error of the value and of the value kept within clip_ratio of old_value.
 
     All of shape (M, A), in the (normalised) space the critic predicts in.
     """
-    error = (value - target).pow(2)
-    if clip_ratio is not None:
-        clipped = old_value + (value - old_value).clamp(-clip_ratio, clip_ratio)
-        error = torch.max(error, (clipped - target).pow(2))
+    clipped = old_value + (value - old_value).clamp(-clip_ratio, clip_ratio)
+    error = torch.max((value - target).pow(2), (clipped - target).pow(2))
     return 0.5 * error.mean()
-
-
-def distillation_kl(teacher_logp: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
-    """KL(teacher || policy) per state, the kickstart distillation term: sum_a p_T(a) (log p_T(a) - log p(a)).
-
-    Arguments:
-        teacher_logp, logp: (..., N) normalised log-probabilities over the N actions; only ``logp`` carries grad.
-    Returns:
-        (...,) the divergence of each state; 0 where the policies agree.
-    """
-    return (teacher_logp.exp() * (teacher_logp - logp)).sum(-1)
 
 
 def group_entropy(logit: torch.Tensor, groups: Sequence[slice]) -> torch.Tensor:

@@ -1,7 +1,6 @@
 """A GoBigger game in which checkpoints' policies play every player but (optionally) one a person controls.
 
-The game is GoBigger's own env (envs.engine.create_game, the default engine) on the checkpoints' preset and
-step_mul. Each checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
+The game is GoBigger's own env (envs.engine.create_game, the default engine) on the checkpoints' preset. Each checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
 evaluator play), from the same features it was trained on (envs/features.py), deciding on every
 env.action_repeat-th GoBigger step it was trained with; in between its players keep moving, as in training. The
 person's player (``human_id``) is left out of its team's policy actions and takes a GoBigger action
@@ -21,6 +20,7 @@ from ...config import ConfigError
 from ...envs.actions import to_game_action
 from ...envs.engine import create_game
 from ...envs.features import GameConsts, team_features
+from ...envs.game import STEP_MUL
 from ..league.round_robin import greedy_actions
 
 
@@ -29,11 +29,11 @@ class Seat:
     """A policy that plays teams: its model and the env settings it was trained with (round_robin's trained_env)."""
     name: str
     model: torch.nn.Module
-    trained_env: Dict[str, Any]  # preset and round_robin.PLAY_ENV_KEYS (step_mul, action_repeat)
+    trained_env: Dict[str, Any]  # preset and round_robin.PLAY_ENV_KEYS (action_repeat)
 
 
 class ArenaGame:
-    """One game: ``step(human_action)`` advances one GoBigger step (step_mul frames)."""
+    """One game: ``step(human_action)`` advances one GoBigger step (STEP_MUL frames)."""
 
     def __init__(self, seats: Sequence[Seat], teams: Sequence[str], human_id: Optional[int] = None,
                  seed: Optional[int] = None, frame_limit: Optional[int] = None) -> None:
@@ -52,7 +52,7 @@ class ArenaGame:
             raise ConfigError(f'the checkpoints of one game must share a preset; got {trained}')
         self.preset = presets.pop()
         custom_cfg = {} if frame_limit is None else {'frame_limit': int(frame_limit)}
-        self.step_mul = seats[0].trained_env['step_mul']
+        self.step_mul = STEP_MUL
         self.seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
         random.seed(self.seed)  # GoBigger's Server() and its bots draw from the global `random`
         self.env = create_game(self.preset, custom_cfg, self.step_mul)  # the default engine

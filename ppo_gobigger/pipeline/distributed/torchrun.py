@@ -3,10 +3,10 @@
 ``torchrun --nproc_per_node N entry/train_gobigger.py ...`` starts N ranks of the training loop of
 pipeline/serial.py. Each rank collects its share of the collector envs and of n_sample with its own env processes,
 and learns on its own rollout in minibatches of batch_size / N env steps; after every minibatch's backward pass the
-gradients are averaged over the ranks (``learn_together`` hands the policy the averaging), so that all ranks apply
-the same update of batch_size env steps and their parameters stay identical. The value-normalisation statistics
-are pooled over the ranks too. Rank 0 alone evaluates, logs and writes checkpoints; the others wait for it at each
-evaluation.
+gradients are averaged over the ranks, so that all ranks apply the same update of batch_size env steps and their
+parameters stay identical. The value-normalisation statistics are pooled over the ranks too (policy/collective.py:
+the PPO update does both whenever a process group is up). Rank 0 alone evaluates, logs and writes checkpoints; the
+others wait for it at each evaluation.
 
 DI-engine's multi_gpu path is not used: PPOPolicy never all-reduces its gradients, so its ranks diverge after the
 first update, and its DDPContext assumes CUDA.
@@ -17,14 +17,14 @@ import logging
 import os
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List
 
 import torch
 import torch.distributed as dist
 from easydict import EasyDict
 
 from ...config import ConfigError
-from ...policy.gobigger_ppo import local_moments
+from ...policy.collective import is_distributed
 from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 
 logger = logging.getLogger('ppo_gobigger')
@@ -94,67 +94,11 @@ def rank_config(cfg: EasyDict, rank: Rank) -> EasyDict:
     return share
 
 
-def is_distributed() -> bool:
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-
-
 def broadcast_module(module: torch.nn.Module) -> None:
     """Rank 0's parameters and buffers on every rank."""
     if is_distributed():
         for tensor in module.state_dict().values():
             dist.broadcast(tensor, src=0)
-
-
-def average_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:
-    """Replace each gradient by its mean over the ranks (one all-reduce of all gradients); nothing in one process.
-
-    A parameter without a gradient counts as a zero gradient, so that every rank reduces the same tensor.
-    """
-    if not is_distributed():
-        return
-    params = [p for p in parameters if p.requires_grad]
-    flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in params])
-    dist.all_reduce(flat)
-    flat /= dist.get_world_size()
-    offset = 0
-    for p in params:
-        mean = flat[offset:offset + p.numel()].view_as(p)
-        if p.grad is None:
-            p.grad = mean.clone()
-        else:
-            p.grad.copy_(mean)
-        offset += p.numel()
-
-
-def pooled_moments(x: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
-    """(count, mean, variance) of the values of x, float64, over the x of every rank when distributed."""
-    if not is_distributed():
-        return local_moments(x)
-    x = x.detach().double().flatten()
-    count_and_sum = torch.stack([x.new_tensor(float(x.numel())), x.sum()])
-    dist.all_reduce(count_and_sum)
-    count, mean = count_and_sum[0], count_and_sum[1] / count_and_sum[0]
-    squares = (x - mean).pow(2).sum()
-    dist.all_reduce(squares)
-    return int(count), mean, squares / count
-
-
-def mean_over_ranks(x: torch.Tensor) -> torch.Tensor:
-    """The mean of the scalar x over the ranks; x itself in one process."""
-    if not is_distributed():
-        return x
-    total = x.detach().clone()
-    dist.all_reduce(total)
-    return total / dist.get_world_size()
-
-
-def learn_together(learn_mode) -> None:
-    """Make the policy's updates those of all ranks: each minibatch's gradients averaged, the value-norm
-    statistics pooled over them and the target_kl stop taken on their mean approx_kl (GoBiggerPPOPolicy reads the
-    three as attributes set through learn_mode)."""
-    learn_mode.set_attribute('average_gradients', average_gradients)
-    learn_mode.set_attribute('pooled_moments', pooled_moments)
-    learn_mode.set_attribute('mean_over_ranks', mean_over_ranks)
 
 
 def decide(flag: bool) -> bool:

@@ -4,13 +4,10 @@ Members are the bot levels of ``league.bot_levels`` and snapshots of the learnin
 every ``league.snapshot_every`` PPO iterations, as weights-only checkpoints
 ``<exp>/league/snapshot_<train_iter>.pth.tar`` (the format of a published agent: ``gobigger-eval --ckpt`` and
 ``gobigger-league`` play them). Each game draws one
-opponent per other team: the current weights with probability ``league.self_play``, otherwise a member by
-``league.sampling``:
-
-    'uniform'  every member alike
-    'pfsp'     prioritised fictitious self-play: weight (1 - p) ** pfsp_power, p = (wins + 1) / (games + 2) our
-               win rate against the member, one won and one lost game as prior; members that beat us come often,
-               members we always beat rarely (never quite 0)
+opponent per other team: the current weights with probability ``league.self_play``, otherwise a member drawn by
+prioritised fictitious self-play (PFSP): weight (1 - p) ** PFSP_POWER, p = (wins + 1) / (games + 2) our win rate
+against the member, one won and one lost game as prior; members that beat us come often, members we always beat
+rarely (never quite 0).
 
 A draw depends on nothing that the envs' timing decides, so that a run repeats from its seed (on either engine): the
 draw for env i's game number g (the games it played before) takes its random numbers from a generator seeded with
@@ -37,6 +34,7 @@ from ...files import write_json
 from ..learn.checkpoint import CheckpointError, check_model_state, load_checkpoint, save_checkpoint
 
 POOL_FILE = 'pool.json'
+PFSP_POWER = 2.0  # the PFSP weight's exponent: 0 would draw uniformly, larger favours the members that beat us
 
 
 @dataclass
@@ -130,10 +128,7 @@ class LeaguePool:
         """(members,) the probability of drawing each of ``members`` (default: all) when the current weights are
         not drawn."""
         members = self.members if members is None else members
-        if self._cfg['sampling'] == 'uniform':
-            raw = np.ones(len(members))
-        else:  # 'pfsp'
-            raw = np.array([(1.0 - m.win_rate) ** self._cfg['pfsp_power'] for m in members])
+        raw = np.array([(1.0 - m.win_rate) ** PFSP_POWER for m in members])
         return raw / raw.sum()
 
     def draw(self, teams: int, env_id: int) -> List[Optional[Member]]:

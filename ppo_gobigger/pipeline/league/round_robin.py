@@ -50,7 +50,7 @@ RANDOM = 'random'
 DEFAULT_PRESET = 'st_t2p2'  # the league's preset when no checkpoint names one
 CKPT_SUFFIX = '.pth.tar'
 BEST_CKPT = 'ckpt_best.pth.tar'  # a copy of one of a run's iteration checkpoints
-PLAY_ENV_KEYS = ('step_mul', 'action_repeat')  # env settings that change how a policy's actions play out
+PLAY_ENV_KEYS = ('action_repeat', )  # env settings that change how a policy's actions play out
 
 
 @dataclass
@@ -308,10 +308,6 @@ def play_league(
     if checkpoints:  # the games step at the gcd of the decision rates; each checkpoint decides every k-th step
         cfg.env.action_repeat = math.gcd(*(p.trained_env['action_repeat'] for p in checkpoints))
     decide_every = {p.name: p.trained_env['action_repeat'] // cfg.env.action_repeat for p in checkpoints}
-    for p in checkpoints:
-        if p.trained_env['step_mul'] != cfg.env.step_mul:
-            logger.warning(f'{p.name} was trained with env.step_mul={p.trained_env["step_mul"]!r}; the league '
-                           f'plays env.step_mul={cfg.env.step_mul!r} (--set to match)')
     per_combination = f' ({games} per combination of {teams})' if fixtures is None else ''
     fixtures = schedule(len(participants), teams, games) if fixtures is None else list(fixtures)
     logger.info(f'league: {len(participants)} participants, {len(fixtures)} games{per_combination} of {preset} on '

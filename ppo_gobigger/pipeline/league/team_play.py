@@ -4,11 +4,11 @@ With env.opponent 'self' or 'league' each env observes, acts and is rewarded per
 action (G, A), reward (G, A), our team in row 0 (see envs/gobigger_env.py). ``TeamPlay`` wraps the env manager of
 such envs so that the rollout collector sees envs of one team each, as with bot opponents:
 
-    learning rows   row 0 (ours); with league.all_teams, every row of a game whose other teams all play the current
-                    weights (every game with opponent 'self'; a league's games whose draw gave every other team to
-                    self-play), and row 0 only of the others. Env i's row r is the collector's env i * R + r (R = G
-                    with all_teams, else 1); the collector acts for the learning rows of each env's game, and sees
-                    the other ids of a game that learns from row 0 only as envs with nothing to step
+    learning rows   every row of a game whose other teams all play the current weights (every game with opponent
+                    'self'; a league's games whose draw gave every other team to self-play), and row 0 (ours) only of
+                    the others. Env i's row r is the collector's env i * G + r; the collector acts for the learning
+                    rows of each env's game, and sees the other ids of a game that learns from row 0 only as envs
+                    with nothing to step
     opponent rows   the other rows: TeamPlay acts for them before the env steps, with one batched forward pass
                     per model and step over all envs: the current weights ('self'; a league's self-play draws)
                     or a league snapshot, actions sampled from the policy; a league's bot members are handed to
@@ -32,22 +32,20 @@ from .pool import LeaguePool, Member
 class TeamPlay:
     """An env manager of policy-opponent envs, seen as an env manager of single-team envs (the collector's)."""
 
-    def __init__(self, env_manager, policy, teams: int, all_teams: bool = False, pool: Optional[LeaguePool] = None,
+    def __init__(self, env_manager, policy, teams: int, pool: Optional[LeaguePool] = None,
                  device: str = 'cpu') -> None:
         """
         Arguments:
             env_manager: a launched DI-engine env manager of envs with env.opponent 'self' or 'league'.
             policy: the policy's collect_mode: plays the current weights' opponent rows.
             teams: G, the teams of a game (the rows of each env).
-            all_teams: every row is a learning row in the games whose other teams all play the current weights;
-                else only row 0.
             pool: the league's pool (opponent 'league'); None: every other team plays the current weights.
             device: where the snapshots' forward passes run.
         """
         self._env = env_manager
         self._policy = policy
         self._teams = teams
-        self.rows_per_env = teams if all_teams else 1  # R
+        self.rows_per_env = teams  # R = G
         self._pool = pool
         self._split = SplitStep(env_manager)
         self._device = device

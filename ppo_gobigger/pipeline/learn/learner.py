@@ -33,12 +33,11 @@ class Learner:
         self.train_iter = 0  # gradient updates so far
         self.best: Optional[Tuple[float, float]] = None  # selection_key of the best evaluation so far
 
-    def train(self, rollout: Dict[str, Any], envstep: int, progress: float, collector_info: Dict) -> Dict[str, float]:
-        """One PPO iteration; ``progress`` is the share of max_env_step collected before the rollout (lr_anneal),
-        ``envstep`` the env steps collected after it (logged)."""
+    def train(self, rollout: Dict[str, Any], envstep: int, collector_info: Dict) -> Dict[str, float]:
+        """One PPO iteration; ``envstep`` is the env steps collected after the rollout (logged)."""
         start = time.time()
         with torch_threads(self._config.policy.learn.torch_threads):
-            stats = self._learn.forward(rollout, progress=progress)
+            stats = self._learn.forward(rollout)
         learn_time = time.time() - start
         self.train_iter += stats['update_count']
         self.log(dict(envstep=envstep, **stats, **collector_info, learn_time=learn_time))

@@ -15,7 +15,7 @@ from ...files import replaced_atomically
 PANELS = (
     ('win_rate', 'win rate (share of games our team finished first)', (-0.05, 1.05)),
     ('score_ratio_mean', 'score ratio (our final score / best other team\'s; dashed: equal scores)', None),
-    ('reward_mean', 'reward_mean ± reward_std (score gained / env.reward_scale)', None),
+    ('reward_mean', 'reward_mean ± reward_std (the training reward per game)', None),
 )
 
 

@@ -1,12 +1,11 @@
 """What a user sees of a training run, besides the log: a progress bar, TensorBoard scalars, the evaluator's
-reports as CSV and as a learning-curve PNG, and videos of each new best checkpoint (config ``replay``).
+reports as CSV and as a learning-curve PNG.
 
 Files, in the experiment folder:
     tensorboard/          charts/ (speed, training games), losses/ (PPO diagnostics), eval/ (evaluator reports);
                           the x axis is training env steps
     evaluator.csv         one evaluator report per row (the same reports as evaluator.jsonl)
     learning_curve.png    win rate, score ratio and reward against env steps, redrawn at each evaluation
-    replays/iteration_N/  videos of a new best checkpoint's first evaluation games (replay.save_best=True)
 """
 import csv
 import logging
@@ -20,7 +19,6 @@ from tensorboardX import SummaryWriter
 
 from ..progress import Progress
 from .learning_curve import plot_learning_curve
-from .replays import REPLAY_DIR, record_best_games
 
 TENSORBOARD_DIR, CSV_NAME, CURVE_NAME = 'tensorboard', 'evaluator.csv', 'learning_curve.png'
 # seconds TensorBoard's writer gets to close: tensorboardX joins its logger thread, which a stop signal can leave
@@ -47,19 +45,16 @@ class TrainingMonitor:
             exp_dir: str,
             total_env_step: Optional[int],
             progress: Optional[bool] = None,
-            replay: Optional[Mapping[str, Any]] = None,
     ) -> None:
         """
         Arguments:
             exp_dir: the experiment folder.
             total_env_step: the run's max_env_step, the end of the bar (None: a bar that counts without an end).
             progress: show the bar; None: only when stderr, where the bar and the log go, is a terminal.
-            replay: the config's ``replay`` section (save_best, episodes); None records nothing.
         """
         self._exp_dir = exp_dir
         self._total = total_env_step
         self._progress = progress
-        self._replay = replay
         self._writer = SummaryWriter(os.path.join(exp_dir, TENSORBOARD_DIR))
         self._csv_path = os.path.join(exp_dir, CSV_NAME)
         self._bar: Optional[Progress] = None  # made at the first event, starting from its env step (a resumed run)
@@ -85,8 +80,8 @@ class TrainingMonitor:
         w.flush()
         self._advance(envstep)
 
-    def on_eval(self, report: Mapping[str, Any], best_ckpt: Optional[str] = None) -> None:
-        """After an evaluation: its report; ``best_ckpt`` the checkpoint saved with it if it is a new best."""
+    def on_eval(self, report: Mapping[str, Any]) -> None:
+        """After an evaluation: its report."""
         envstep = report['collector_envstep']
         for key, value in report.items():
             if _is_number(value):
@@ -100,9 +95,6 @@ class TrainingMonitor:
         self._advance(envstep)
         # short enough for an 80-column terminal: win_rate and reward_mean of the latest evaluation
         self._bar.set_postfix(f'eval win {report["win_rate"]:.2f} reward {report["reward_mean"]:.2f}')
-        if best_ckpt is not None and self._replay is not None and self._replay['save_best']:
-            record_best_games(best_ckpt, os.path.join(self._exp_dir, REPLAY_DIR), self._replay['episodes'],
-                              self._progress)
 
     def close(self) -> None:
         """Close the bar and the TensorBoard writer; a writer that does not close within WRITER_CLOSE_S is left

@@ -58,7 +58,7 @@ class RolloutCollector:
     def collect(self) -> Dict[str, Any]:
         """Returns the rollout {key: tensor (T, E, ...)} described in GoBiggerPPOPolicy._forward_learn."""
         env_num, R = self._env.env_num, self._rows
-        rows: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]
+        trajectories: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]  # per env id: its transitions
         collected = 0  # env steps: the steps of our rows (ids k * R)
         start = time.time()
         # With two halves of games (a subprocess manager), one half's forward pass runs while the other half steps:
@@ -78,8 +78,8 @@ class RolloutCollector:
                 output = self._policy.forward(ready)
                 for i, out in output.items():
                     # the value of this observation bootstraps the previous step of the same trajectory
-                    if rows[i] and not rows[i][-1]['cut']:
-                        rows[i][-1]['next_value'] = out['value']
+                    if trajectories[i] and not trajectories[i][-1]['cut']:
+                        trajectories[i][-1]['next_value'] = out['value']
                     self._in_flight[i] = (ready[i], out)
                 envs.send({i: out['action'] for i, out in output.items()})
             g = (g + 1) % len(groups)
@@ -94,14 +94,14 @@ class RolloutCollector:
                 if timestep.info.get('abnormal', False):
                     # the game step failed: this step is lost; the trajectory before it ends here, bootstrapped
                     # with the value already written into its next_value above
-                    if rows[i]:
-                        rows[i][-1]['cut'] = True
+                    if trajectories[i]:
+                        trajectories[i][-1]['cut'] = True
                     if i % R == 0:  # once per game
                         self.lost_env_steps += 1
                         logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
                         self._env.reset({i: None})
                     continue
-                rows[i].append(self._policy.process_transition(obs, out, timestep))
+                trajectories[i].append(self._policy.process_transition(obs, out, timestep))
                 if i % R == 0:  # the game's own step, counted once, in its first row (ours)
                     collected += 1
                     if timestep.done:
@@ -110,19 +110,19 @@ class RolloutCollector:
                         self.recent_episodes.append(timestep.info)
 
         # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.
-        open_ids = [i for i in range(env_num) if rows[i] and not rows[i][-1]['cut']]
+        open_ids = [i for i in range(env_num) if trajectories[i] and not trajectories[i][-1]['cut']]
         need_value = [i for i in open_ids if i not in self._in_flight]
         if need_value:
             ready = self._env.ready_obs
             for i, out in self._policy.forward({i: ready[i] for i in need_value}).items():
-                rows[i][-1]['next_value'] = out['value']
+                trajectories[i][-1]['next_value'] = out['value']
         for i in open_ids:
             if i in self._in_flight:
-                rows[i][-1]['next_value'] = self._in_flight[i][1]['value']
-            rows[i][-1]['cut'] = True
+                trajectories[i][-1]['next_value'] = self._in_flight[i][1]['value']
+            trajectories[i][-1]['cut'] = True
         self.envstep += collected
         self.last_collect_time = time.time() - start
-        return self._to_rollout(rows)
+        return self._to_rollout(trajectories)
 
     def info(self) -> Dict[str, int]:
         """Counters for the log: games played, steps lost to env faults, env processes restarted, and the seconds the
@@ -134,15 +134,15 @@ class RolloutCollector:
             'env_restarts': getattr(self._env, 'env_restarts', 0),
         }
 
-    def _to_rollout(self, rows: List[List[Dict[str, Any]]]) -> Dict[str, Any]:
+    def _to_rollout(self, trajectories: List[List[Dict[str, Any]]]) -> Dict[str, Any]:
         """Per-env segments -> time-first tensors (T, E, ...), padded to the longest segment, with ``valid``."""
-        T = max(len(r) for r in rows)
-        template = next(r[0] for r in rows if r)
+        T = max(len(t) for t in trajectories)
+        template = next(t[0] for t in trajectories if t)
         segments = []
-        for r in rows:
-            padding = [_padding_row(template)] * (T - len(r))
-            sample = self._policy.get_train_sample(r + padding)  # {key: (T, ...)}
-            sample['valid'] = np.arange(T) < len(r)  # (T,)
+        for trajectory in trajectories:
+            padding = [_padding_transition(template)] * (T - len(trajectory))
+            sample = self._policy.get_train_sample(trajectory + padding)  # {key: (T, ...)}
+            sample['valid'] = np.arange(T) < len(trajectory)  # (T,)
             segments.append(sample)
         rollout = {k: torch.from_numpy(np.stack([s[k] for s in segments], axis=1)) for k in segments[0] if k != 'obs'}
         rollout['obs'] = {
@@ -152,13 +152,13 @@ class RolloutCollector:
         return rollout
 
 
-def _padding_row(template: Dict[str, Any]) -> Dict[str, Any]:
+def _padding_transition(template: Dict[str, Any]) -> Dict[str, Any]:
     """A zero transition that ends a trajectory, used only to pad short segments (masked out by ``valid``)."""
-    row = {k: np.zeros_like(v) for k, v in template.items() if k != 'obs'}
-    row['obs'] = {k: np.zeros_like(v) for k, v in template['obs'].items()}
-    row['cut'] = True
-    row['done'] = True
-    return row
+    transition = {k: np.zeros_like(v) for k, v in template.items() if k != 'obs'}
+    transition['obs'] = {k: np.zeros_like(v) for k, v in template['obs'].items()}
+    transition['cut'] = True
+    transition['done'] = True
+    return transition
 
 
 def split_envs(env_num: int, parts: int) -> List[range]:

@@ -19,6 +19,8 @@ from ding.envs.env_manager.base_env_manager import EnvState
 from ding.utils import PropagatingThread
 from easydict import EasyDict
 
+from ...envs.gobigger_env import env_configs
+
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # failed steps of one env with no good step between them before training stops
 
@@ -194,13 +196,14 @@ def build_env_managers(cfg: EasyDict, create_cfg: EasyDict, collect: bool = True
     manager_cfg = EasyDict(copy.deepcopy(env_cfg.pop('manager')))
     collector_env = None
     if collect:
-        cfgs = env_cls.create_collector_env_cfg(env_cfg)
+        cfgs = env_configs(env_cfg, env_cfg.collector_env_num, is_evaluator=False)
         for c, first in zip(cfgs, first_episodes or [0] * len(cfgs)):
             c.first_episode = first
         collector_env = _make_env_manager(env_cls, cfgs, manager_cfg, first_env)
     evaluator_env = None
     if evaluate:
-        evaluator_env = _make_env_manager(env_cls, env_cls.create_evaluator_env_cfg(env_cfg), _lockstep(manager_cfg))
+        evaluator_env = _make_env_manager(env_cls, env_configs(env_cfg, env_cfg.evaluator_env_num, is_evaluator=True),
+                                          _lockstep(manager_cfg))
     return collector_env, evaluator_env
 
 
