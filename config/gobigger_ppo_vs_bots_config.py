@@ -8,11 +8,15 @@ DI-engine's stock PPO and MAPPO baselines (config/ding_mappo_config.py) play its
 """
 from easydict import EasyDict
 
-from gobigger_ppo_config import create_config  # noqa: F401  (DI-engine's pair)
-
 main_config = EasyDict(dict(
     exp_name='exp/gobigger_ppo_vs_bots_st_t2p2',
     max_env_step=180_000,
     env=dict(opponent='bot', reward='log_score'),
     policy=dict(learn=dict(discount_factor=0.99)),
+))
+
+create_config = EasyDict(dict(  # spelled out, not imported: DI-engine's read_config loads this file on its own
+    env=dict(type='gobigger', import_names=['ppo_gobigger.envs.gobigger_env']),
+    env_manager=dict(type='subprocess'),
+    policy=dict(type='gobigger_ppo', import_names=['ppo_gobigger.policy.gobigger_ppo']),
 ))
