@@ -56,7 +56,7 @@ class GoBiggerEnv(BaseEnv):
         bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS: the bots of 'bot' opponents and of evaluation
         # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
         # (the given actions are checked, then ignored; info['stand_in_action'] says what it played): the
-        # reference rows of benchmarks/learning.py (opponent 'bot' or 'random' only)
+        # reference results of benchmarks/learning.py (opponent 'bot' or 'random' only)
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
         # which GoBigger runs the game, one of engine.ENGINES: 'fast' plays stock GoBigger 0.2.1's game bit for bit
