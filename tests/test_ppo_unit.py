@@ -38,13 +38,13 @@ class ConstantActorCritic(nn.Module):
         return out
 
 
-def make_policy(**learn):
+def make_policy(policy_class=GoBiggerPPOPolicy, **learn):
     cfg = GoBiggerPPOPolicy.default_config()
     # clip_ratio 100: the value clip never binds here (the value is 11.5 from the collected one in normalised units)
     cfg.learn.update({**dict(learning_rate=LR, epoch_per_collect=1, batch_size=2, clip_ratio=100.0,
                              entropy_weight=0.0, grad_clip=100.0, discount_factor=0.5, gae_lambda=1.0), **learn})
     torch.manual_seed(0)
-    return GoBiggerPPOPolicy(cfg, model=ConstantActorCritic(), enable_field=['learn'])
+    return policy_class(cfg, model=ConstantActorCritic(), enable_field=['learn'])
 
 
 def rollout(env_num: int = 1):
@@ -103,6 +103,23 @@ def test_padded_steps_change_nothing():
     assert got == pytest.approx(expected, nan_ok=True)
     for (name, a), (_, b) in zip(alone._learn_model.named_parameters(), padded._learn_model.named_parameters()):
         assert torch.equal(a, b), name
+
+
+def test_a_subclass_adds_a_loss_term_in_minibatch_loss():
+    """minibatch_loss is the one place for another loss term: a subclass adds its own to the PPO loss, the update
+    follows its gradient and the iteration's figures report it."""
+    class WithLogitPenalty(GoBiggerPPOPolicy):
+        def minibatch_loss(self, mb):
+            loss, terms = super().minibatch_loss(mb)
+            penalty = (self._learn_model.logit - 1.0).pow(2).sum()  # 2 at the initial logits (0, 0)
+            return loss + 0.5 * penalty, {**terms, 'logit_penalty': penalty}
+
+    plain, extended = make_policy(), make_policy(WithLogitPenalty)
+    base, stats = plain._forward_learn(rollout()), extended._forward_learn(rollout())
+    assert stats['logit_penalty'] == pytest.approx(2.0) and 'logit_penalty' not in base
+    assert stats['total_loss'] == pytest.approx(base['total_loss'] + 0.5 * 2.0)
+    # the penalty's gradient, 0.5 * 2 * (0 - 1) = -1 per logit, outweighs PPO's +-0.354: both logits step up by lr
+    assert torch.allclose(extended._learn_model.logit.detach(), torch.full((2, ), LR), atol=1e-6)
 
 
 def test_the_policy_and_its_learning_need_no_gobigger():

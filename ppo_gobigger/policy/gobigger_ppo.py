@@ -232,8 +232,10 @@ class GoBiggerPPOPolicy(Policy):
                                      'stopping. The checkpoints written so far hold the last good parameters.')
 
     def _result(self, stats: Dict[str, List[float]], ev: float) -> Dict[str, float]:
-        """Mean of each logged quantity over the updates applied (nan when every update was skipped)."""
+        """Mean of each logged quantity over the updates applied (nan when every update was skipped), a subclass's
+        own terms of minibatch_loss included."""
         result = {k: float(np.mean(stats[k])) if k in stats else float('nan') for k in UPDATE_STATS}
+        result.update({k: float(np.mean(v)) for k, v in stats.items() if k not in UPDATE_STATS})
         result.update(
             explained_variance=ev,
             cur_lr=self._optimizer.param_groups[0]['lr'],
