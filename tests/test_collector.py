@@ -110,8 +110,8 @@ def test_envs_in_their_own_processes_step_in_two_halves_of_games():
 
     assert env_groups(Envs(8, True)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert env_groups(Envs(5, True)) == [[0, 1, 2], [3, 4]]
-    assert env_groups(Envs(10, True), rows_per_env=2) == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9]]  # a game's rows together
-    assert env_groups(Envs(6, True), rows_per_env=2) == [list(range(6))]  # 3 games: all at once
+    assert env_groups(Envs(10, True), teams_per_env=2) == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9]]  # a game's teams together
+    assert env_groups(Envs(6, True), teams_per_env=2) == [list(range(6))]  # 3 games: all at once
     assert env_groups(Envs(2, True)) == [[0, 1]]  # the evaluator's 2 envs
     assert env_groups(Envs(8, False)) == [list(range(8))]  # envs in this process: all at once
 

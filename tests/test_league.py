@@ -228,7 +228,7 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
                 shown[i] = []
         ready = play.ready_obs
         wrong = {j: np.zeros(2, int) for j in ready if j != 1} if 1 in ready else {**ready, 1: np.zeros(2, int)}
-        with pytest.raises(RuntimeError, match='learning rows'):  # env 0's row 1 left out, or given in a member game
+        with pytest.raises(RuntimeError, match='learning teams'):  # env 0's team 1 left out, or given in a member game
             play.step({j: np.zeros(2, int) for j in wrong})
     finally:
         close_env_manager(manager)

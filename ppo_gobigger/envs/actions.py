@@ -71,16 +71,16 @@ def check_actions(action: Any, player_num: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def check_rows_action(
-    action: Any, row_num: int, player_num: int, bot_levels: Sequence[int]
+def check_teams_action(
+    action: Any, team_num: int, player_num: int, bot_levels: Sequence[int]
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate a step's action when the caller plays every team (G = row_num rows, ours first).
+    """Validate a step's action when the caller plays every team (G = team_num teams, ours first).
 
     action: (G, A) indices, or {'action': (G, A), 'bot_level': (G,), 'hold': (G,)} (see gobigger_env's docstring);
-    a row's bot level is 0 (its given actions) or one of bot_levels.
+    a team's bot level is 0 (its given actions) or one of bot_levels.
     Returns (actions (G, A) int64, bot levels (G,) int64, holds (G,) bool); ValueError naming a bad one.
     """
-    G, A = row_num, player_num
+    G, A = team_num, player_num
     levels, holds = np.zeros(G, np.int64), np.zeros(G, bool)
     if isinstance(action, Mapping):
         if set(action) - {'action', 'bot_level', 'hold'} or 'action' not in action:
@@ -94,7 +94,7 @@ def check_rows_action(
         if holds.shape != (G, ) or holds.dtype != bool:
             raise ValueError(f'hold must be {G} bools (one per team, ours first); got {holds.tolist()}')
         action = action['action']
-    rows = np.asarray(action)
-    if rows.shape != (G, A):
-        raise ValueError(f'with policy opponents the action has a row per team, shape ({G}, {A}); got {rows.shape}')
-    return np.stack([check_actions(row, A) for row in rows]), levels.astype(np.int64), holds
+    given = np.asarray(action)
+    if given.shape != (G, A):
+        raise ValueError(f'with policy opponents the action has A per team, shape ({G}, {A}); got {given.shape}')
+    return np.stack([check_actions(team, A) for team in given]), levels.astype(np.int64), holds

@@ -9,11 +9,12 @@ reward, and what the team ate in the game (teams.EAT_COUNTS: food, thorns, other
 often it was eaten).
 
 With opponents played by the pipeline's policies (cfg.opponent in opponents.POLICY_OPPONENTS: 'self', 'league') the
-caller plays every team, G = team_num of them, ours first and then the others by team id ("rows"):
-observation {key: (G, A, ...)}, action (G, A) indices, reward (G, A), and the episode-end info carries each row's
-outcome under 'teams'. The action may also be {'action': (G, A), 'bot_level': (G,), 'hold': (G,)}: a row with
-bot_level k > 0 is played this step by the env's level-k bots (its action row is checked, then ignored), as a league's
-bot members are; a row with hold True gives no new action this step (its players keep moving as they were, as between
+caller plays every team, G = team_num of them, ours first and then the others by team id (team i, or team index i:
+the i-th team in the caller's order, not GoBigger's team id: team 0 is GoBigger's team cfg.team_id):
+observation {key: (G, A, ...)}, action (G, A) indices, reward (G, A), and the episode-end info carries each team's
+outcome under 'teams'. The action may also be {'action': (G, A), 'bot_level': (G,), 'hold': (G,)}: a team with
+bot_level k > 0 is played this step by the env's level-k bots (its actions are checked, then ignored), as a league's
+bot members are; a team with hold True gives no new action this step (its players keep moving as they were, as between
 the decisions of action_repeat), so that the league plays each policy at the decision rate it was trained with.
 """
 
@@ -31,7 +32,7 @@ from ding.utils import ENV_REGISTRY, deep_merge_dicts
 from easydict import EasyDict
 
 from .engine import DEFAULT_ENGINE, check_engine, create_game, step_game
-from .actions import ACTION_NUM, check_actions, check_rows_action, from_game_action, to_game_action
+from .actions import ACTION_NUM, check_actions, check_teams_action, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import STEP_MUL, game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
@@ -103,23 +104,23 @@ class GoBiggerEnv(BaseEnv):
         check_reward(cfg.reward, cfg.team_spirit)
         self._cfg = cfg
         self._player_num = A
-        # the teams whose actions the caller gives ("rows"): ours, then (policy opponents) the others by team id
+        # the team ids whose actions the caller gives, in its order: ours, then (policy opponents) the others by id
         others = [t for t in range(team_num) if t != cfg.team_id]
-        self._row_teams = [cfg.team_id] + (others if self._policy_opponents else [])
+        self._teams = [cfg.team_id] + (others if self._policy_opponents else [])
         # GoBigger numbers players by team: team t owns players t*A .. t*A+A-1 (checked at the first reset)
-        self._row_ids = [[t * A + j for j in range(A)] for t in self._row_teams]
-        self._our_ids = self._row_ids[0]
+        self._team_players = [[t * A + j for j in range(A)] for t in self._teams]  # per team index: its player ids
+        self._our_ids = self._team_players[0]
         other_ids = [t * A + j for t in others for j in range(A)]
         self._opponents = (
             None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine)
         )
-        self._row_bots: Dict[int, Opponents] = {}  # row -> the bots playing it in this game (bot_level > 0)
+        self._team_bots: Dict[int, Opponents] = {}  # team index -> the bots playing it in this game (bot_level > 0)
         self._stand_in = (
             None if cfg.stand_in is None else
             Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine)
         )
 
-        self._lead = (len(self._row_teams), A) if self._policy_opponents else (A, )  # leading axes of every array
+        self._lead = (len(self._teams), A) if self._policy_opponents else (A, )  # leading axes of every array
         self._observation_space = gym.spaces.Dict(
             {
                 k: gym.spaces.Box(
@@ -141,8 +142,8 @@ class GoBiggerEnv(BaseEnv):
         self._game_seed: Optional[int] = None
         self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
-        self._episode_returns = np.zeros(len(self._row_teams))  # per row: the mean of its players' returns
-        self._rewards = [TeamReward(cfg.reward, t, cfg.team_spirit) for t in self._row_teams]
+        self._episode_returns = np.zeros(len(self._teams))  # per team: the mean of its players' returns
+        self._rewards = [TeamReward(cfg.reward, t, cfg.team_spirit) for t in self._teams]
         self._replay_dir: Optional[str] = None
 
     # ---- spaces ----
@@ -187,7 +188,7 @@ class GoBiggerEnv(BaseEnv):
         self._global_random_state = random.Random(self._game_seed).getstate()
         if self._opponents is not None:
             self._opponents.reset(self._game_seed)
-        self._row_bots = {}
+        self._team_bots = {}
         if self._stand_in is not None:
             self._stand_in.reset(self._game_seed + 1)  # its own random stream, apart from a random opponent's
         if self._replay_dir is not None:
@@ -196,19 +197,19 @@ class GoBiggerEnv(BaseEnv):
         with self._own_global_random():
             global_state, player_states = self._game.reset()
         teams = dict(self._game.get_team_infos())  # {team_id: [player_id, ...]}
-        for team, ids in zip(self._row_teams, self._row_ids):
+        for team, ids in zip(self._teams, self._team_players):
             if teams[team] != ids:
                 raise RuntimeError(f'GoBigger numbered team {team} as {teams}; expected {ids}')
         self._player_states = player_states
         self._episode_returns[:] = 0.0
-        for reward, ids in zip(self._rewards, self._row_ids):
+        for reward, ids in zip(self._rewards, self._team_players):
             reward.reset(global_state['leaderboard'], player_scores(player_states, ids))
         return self._observation(global_state, player_states)
 
     def step(self, action: Any) -> BaseEnvTimestep:
         A = self._player_num  # actions (G, A), bot_levels (G,), holds (G,); a bad action is the caller's error
         if self._policy_opponents:
-            actions, bot_levels, holds = check_rows_action(action, len(self._row_teams), A, BOT_LEVELS)
+            actions, bot_levels, holds = check_teams_action(action, len(self._teams), A, BOT_LEVELS)
         else:
             actions, bot_levels, holds = check_actions(action, A)[None], np.zeros(1, np.int64), np.zeros(1, bool)
         if self._player_states is None:
@@ -216,11 +217,11 @@ class GoBiggerEnv(BaseEnv):
         try:
             given = {
                 pid: to_game_action(k)
-                for ids, row, level, hold in zip(self._row_ids, actions, bot_levels, holds) if not (level or hold)
-                for pid, k in zip(ids, row)
+                for ids, team_actions, level, hold in zip(self._team_players, actions, bot_levels, holds)
+                if not (level or hold) for pid, k in zip(ids, team_actions)
             }
             with self._own_global_random():
-                bots = self._bots_of_rows(bot_levels)
+                bots = self._bots_of_teams(bot_levels)
                 if self._opponents is not None:
                     bots.append(self._opponents)
                 # before the last GoBigger step, only the views the bots (and a stand-in) act on are needed
@@ -252,7 +253,7 @@ class GoBiggerEnv(BaseEnv):
         leaderboard = global_state['leaderboard']
         rewards = np.stack([
             reward.step(leaderboard, player_scores(player_states, ids))
-            for reward, ids in zip(self._rewards, self._row_ids)
+            for reward, ids in zip(self._rewards, self._team_players)
         ])  # (G, A)
         self._episode_returns += rewards.mean(axis=1)
         reward = rewards if self._policy_opponents else rewards[0]
@@ -302,22 +303,22 @@ class GoBiggerEnv(BaseEnv):
 
     # ---- helpers ----
     def _observation(self, global_state: Mapping, player_states: Mapping) -> Dict[str, np.ndarray]:
-        rows = [
+        per_team = [
             team_features(global_state, player_states, ids, team, self._consts)
-            for team, ids in zip(self._row_teams, self._row_ids)
+            for team, ids in zip(self._teams, self._team_players)
         ]
-        return {k: np.stack([row[k] for row in rows]) for k in rows[0]} if self._policy_opponents else rows[0]
+        return {k: np.stack([f[k] for f in per_team]) for k in per_team[0]} if self._policy_opponents else per_team[0]
 
-    def _bots_of_rows(self, bot_levels: np.ndarray) -> List[Opponents]:
-        """The bots playing the rows with a bot level this step; a row keeps its bots (and their plans) through a
+    def _bots_of_teams(self, bot_levels: np.ndarray) -> List[Opponents]:
+        """The bots playing the teams with a bot level this step; a team keeps its bots (and their plans) through a
         game while its level stays the same."""
         bots = []
-        for row, level in enumerate(bot_levels):
+        for i, level in enumerate(bot_levels):
             if level:
-                if row not in self._row_bots or self._row_bots[row].bot_level != level:
-                    self._row_bots[row] = Opponents('bot', self._row_ids[row], int(level), self._cfg.engine)
-                    self._row_bots[row].reset(self._game_seed + 2 + row)
-                bots.append(self._row_bots[row])
+                if i not in self._team_bots or self._team_bots[i].bot_level != level:
+                    self._team_bots[i] = Opponents('bot', self._team_players[i], int(level), self._cfg.engine)
+                    self._team_bots[i].reset(self._game_seed + 2 + i)
+                bots.append(self._team_bots[i])
         return bots
 
     def _create_game(self) -> None:
@@ -345,7 +346,7 @@ class GoBiggerEnv(BaseEnv):
     def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
         """eval_episode_return plus our team's final standings and what it ate (EAT_COUNTS; both also under
         'episode_info', which DI-engine's evaluator averages into <key>_mean) and the game's seed; with policy
-        opponents, every row's standings and eat counts under 'teams' as well."""
+        opponents, every team's standings and eat counts under 'teams' as well."""
         eats = self._game.server.eats  # GoBigger's counters of this game, by player id
         episode_info = dict(outcome(leaderboard, self._cfg.team_id), **team_eats(eats, self._our_ids))
         info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
@@ -354,7 +355,7 @@ class GoBiggerEnv(BaseEnv):
             info['teams'] = [
                 dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team),
                      **team_eats(eats, ids))
-                for team, ret, ids in zip(self._row_teams, self._episode_returns, self._row_ids)
+                for team, ret, ids in zip(self._teams, self._episode_returns, self._team_players)
             ]
         return info
 

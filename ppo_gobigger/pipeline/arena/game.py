@@ -88,8 +88,8 @@ class ArenaGame:
                 continue  # between two of its decisions: its players keep moving
             ids = self.team_ids(team)
             obs = team_features(self.global_state, self.player_states, ids, team, self._consts)  # (A, ...)
-            (row, ) = greedy_actions(seat.model, [obs])  # (A,)
-            actions.update({pid: to_game_action(int(k)) for pid, k in zip(ids, row) if pid != self.human_id})
+            (team_actions, ) = greedy_actions(seat.model, [obs])  # (A,)
+            actions.update({pid: to_game_action(int(k)) for pid, k in zip(ids, team_actions) if pid != self.human_id})
         if self.human_id is not None and human_action is not None:
             actions[self.human_id] = list(human_action)
         (self.global_state, self.player_states), _, done, _ = self.env.step(actions)

@@ -51,11 +51,11 @@ class LocalWorkers:
         """Launch the envs; returns (collector, evaluator or None on ranks other than 0)."""
         self._collector_env.seed(self._cfg.seed + self._envs.start, dynamic_seed=True)
         self._collector_env.launch()
-        envs, rows_per_env = self._collector_env, 1
+        envs, teams_per_env = self._collector_env, 1
         if self._cfg.env.opponent in POLICY_OPPONENTS:  # the other teams are played here: see league/team_play.py
             envs = TeamPlay(envs, self._policy.collect_mode, team_num(self._cfg.env), self._league, self._policy.collect_mode.get_attribute('device'))
-            rows_per_env = envs.rows_per_env
-        collector = RolloutCollector(envs, self._policy.collect_mode, self._cfg.policy.collect.n_sample, rows_per_env)
+            teams_per_env = envs.teams_per_env
+        collector = RolloutCollector(envs, self._policy.collect_mode, self._cfg.policy.collect.n_sample, teams_per_env)
         collector.env_episodes = self._first_episodes[self._envs.start:self._envs.stop]
         if self._rank.world_size > 1:
             collector = DistributedCollector(collector, self._first_episodes)

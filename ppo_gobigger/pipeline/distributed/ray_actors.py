@@ -43,7 +43,7 @@ from ..build import build_policy, set_global_seed
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no good result between them
 CLOSE_TIMEOUT_S = 30  # for an actor to close its envs before it is killed
-# padding of a worker's rollout to the longest one: what collector._padding_row puts there (zeros, a trajectory end)
+# padding of a worker's rollout to the longest: what collector._padding_transition puts there (zeros, a trajectory end)
 PAD_VALUES = {'done': True, 'cut': True}
 # every actor process silences the notices this one does (quiet.py) before it imports anything of ours
 _QUIET = silence_third_party_noise

@@ -5,7 +5,7 @@ evaluator_env_num envs, game seeds 2 * ((seed + env) * SEED_STRIDE + k) + 1 (see
 head-to-head plays the very games A's evaluation against the bots played. They are played by the league tool's
 RoundRobin (round_robin.py): greedy play, each checkpoint at the decision rate it was trained with.
 
-Seats: in game j, A plays row j % G and B every other row (on a multi-team preset B's policy plays every other team),
+Seats: in game j, A plays team j % G and B every other team (on a multi-team preset B's policy plays them all),
 so that neither side always plays the same team.
 
 Each side is reported from its own point of view, by its best-placed team of each game:
@@ -60,7 +60,7 @@ def head_to_head(ckpt_a: str, ckpt_b: str, episodes: Optional[int] = None, seed:
     if cfg.env.custom_cfg:  # A's games as its evaluation played them (a custom frame_limit...), then the user's
         overrides = [f'env.custom_cfg={dict(cfg.env.custom_cfg)!r}', *overrides]
     teams = _teams(a.trained_env['preset'], overrides)
-    fixtures = [tuple(0 if row == j % teams else 1 for row in range(teams)) for j in range(episodes)]
+    fixtures = [tuple(0 if g == j % teams else 1 for g in range(teams)) for j in range(episodes)]
     league = play_league([a, b], models, 1, seed, preset=a.trained_env['preset'], env_num=env_num,
                          overrides=overrides, progress=progress, fixtures=fixtures)
     report = {side: side_report(league.records, side) for side in SIDES}

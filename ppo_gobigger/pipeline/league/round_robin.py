@@ -12,13 +12,13 @@ larger action_repeat decides on every k-th env step and holds in between (the ac
 envs/gobigger_env.py), which plays out as its training games did.
 
 Every combination of G participants (G = the teams of the preset) plays ``games`` games. From one game of a
-combination to the next the seats rotate: in its game j, row g is played by the combination's member (g + j) % G,
+combination to the next the seats rotate: in its game j, team g is played by the combination's member (g + j) % G,
 so that nobody always plays the same team. The fixtures (combination, game) are numbered in that order and dealt
 to the envs up front, fixture f to env f % env_num, so that the games do not depend on which env is faster; an
 env that has played its fixtures goes on with uncounted games of random actions until the others are done (as
 the evaluator's envs do). The envs play held-out games (is_evaluator: odd game seeds, never a training game).
 
-Every finished fixture is recorded with its game's seed, who played each row, and each row's rank and final
+Every finished fixture is recorded with its game's seed, who played each team, and each team's rank and final
 score; ratings.py turns the records into TrueSkill ratings.
 """
 import copy
@@ -146,7 +146,7 @@ def _without_suffix(path: str) -> str:
 
 def schedule(participants: int, teams: int, games: int) -> List[Tuple[int, ...]]:
     """The fixtures in order: for each combination of ``teams`` of the participants, ``games`` games, each given as
-    the participant index of every row (G,), the seats rotated by one from game to game."""
+    the participant index of every team (G,), the seats rotated by one from game to game."""
     return [
         tuple(combination[(g + j) % teams] for g in range(teams))
         for combination in itertools.combinations(range(participants), teams)
@@ -162,9 +162,9 @@ class RoundRobin:
                  decide_every: Optional[Dict[str, int]] = None) -> None:
         """
         Arguments:
-            env_manager: a launched DI-engine env manager; its envs take every team's actions (G rows).
+            env_manager: a launched DI-engine env manager; its envs take every team's actions (G, A).
             participants: who plays; a checkpoint's model is ``models[name]``.
-            fixtures: per game, the participant index of every row (schedule()).
+            fixtures: per game, the participant index of every team (schedule()).
             seed: seeds the envs (game seeds) and the random team's actions (per fixture).
             progress: show the games played as a bar (None: on a terminal; else log lines, see progress.py).
             decide_every: a checkpoint's env steps per decision (default 1), holding its moves in between.
@@ -179,7 +179,7 @@ class RoundRobin:
 
     def play(self) -> List[Dict[str, Any]]:
         """Play every fixture once. Returns the records in fixture order, each {fixture, game_seed, participants,
-        team_ids, ranks, final_scores}, the last four by row (rank 1 = first; ties share the better rank)."""
+        team_ids, ranks, final_scores}, the last four by team (rank 1 = first; ties share the better rank)."""
         env_num = self._env.env_num
         todo = [list(range(k, len(self._fixtures), env_num)) for k in range(env_num)]  # env k's fixtures, in order
         playing: Dict[int, Tuple[Optional[int], np.random.Generator]] = {}  # env -> (fixture or None: filler, rng)
@@ -222,7 +222,7 @@ class RoundRobin:
         return sorted(records, key=lambda r: r['fixture'])
 
     def _record(self, fixture: int, info: Dict[str, Any]) -> Dict[str, Any]:
-        teams = info['teams']  # one dict per row
+        teams = info['teams']  # one dict per team
         return dict(
             fixture=fixture,
             game_seed=info['game_seed'],
@@ -236,29 +236,29 @@ class RoundRobin:
                  playing: Dict[int, Tuple[Optional[int], np.random.Generator]],
                  steps: Dict[int, int]) -> Dict[int, Dict[str, np.ndarray]]:
         """{env id: {'action': (G, A), 'bot_level': (G,), 'hold': (G,)}}, one forward pass per checkpoint over every
-        env's rows where it decides this step."""
+        env's teams where it decides this step."""
         actions: Dict[int, Dict[str, np.ndarray]] = {}
-        by_model: Dict[str, List[Tuple[int, int]]] = {}  # checkpoint name -> [(env id, row)]
+        by_model: Dict[str, List[Tuple[int, int]]] = {}  # checkpoint name -> [(env id, team index)]
         for i, obs in ready.items():
             G, A = next(iter(obs.values())).shape[:2]
             fixture, rng = playing[i]
             action = rng.integers(ACTION_NUM, size=(G, A))  # the random team's (and a filler game's) moves
             bot_level, hold = np.zeros(G, np.int64), np.zeros(G, bool)
             if fixture is not None:
-                for row, p in enumerate(self._fixtures[fixture]):
+                for team, p in enumerate(self._fixtures[fixture]):
                     participant = self._participants[p]
                     if participant.kind == 'bot':
-                        bot_level[row] = participant.bot_level  # the env's bots play the row; its actions are ignored
+                        bot_level[team] = participant.bot_level  # the env's bots play the team; its actions are ignored
                     elif participant.kind == 'checkpoint':
                         if steps[i] % self._decide_every.get(participant.name, 1):
-                            hold[row] = True  # between two of its decisions: its players keep moving
+                            hold[team] = True  # between two of its decisions: its players keep moving
                         else:
-                            by_model.setdefault(participant.name, []).append((i, row))
+                            by_model.setdefault(participant.name, []).append((i, team))
             actions[i] = {'action': action, 'bot_level': bot_level, 'hold': hold}
         for name, places in by_model.items():
-            played = greedy_actions(self._models[name], [{k: v[row] for k, v in ready[i].items()} for i, row in places])
-            for (i, row), action in zip(places, played):
-                actions[i]['action'][row] = action
+            played = greedy_actions(self._models[name], [{k: v[t] for k, v in ready[i].items()} for i, t in places])
+            for (i, team), action in zip(places, played):
+                actions[i]['action'][team] = action
         return actions
 
 
@@ -283,7 +283,7 @@ def play_league(
     """Play the round robin of ``participants`` (checkpoints with their ``models``, bots, random), ``games`` games
     per combination, on held-out games of ``preset`` (default: the first checkpoint's, else st_t2p2) from the
     default config with ``overrides`` (--set KEY=VALUE, e.g. env.custom_cfg.frame_limit=200), ``env_num`` envs.
-    ``fixtures``: the games to play instead of the round robin, each the participant index of every row (G,), as
+    ``fixtures``: the games to play instead of the round robin, each the participant index of every team (G,), as
     schedule() gives them (head_to_head.py). Raises ConfigError for a bad setting or too few participants."""
     if games < 1 or env_num < 1 or seed < 0:
         raise ConfigError(f'games per combination and envs must be >= 1 and the seed >= 0; got {games}, {env_num} '

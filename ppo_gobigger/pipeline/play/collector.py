@@ -28,52 +28,52 @@ COUNTERS = ('episode_count', 'lost_env_steps', 'env_restarts')
 
 class RolloutCollector:
 
-    def __init__(self, env_manager, policy, n_sample: int, rows_per_env: int = 1) -> None:
+    def __init__(self, env_manager, policy, n_sample: int, teams_per_env: int = 1) -> None:
         """
         Arguments:
             env_manager: a launched DI-engine env manager.
             policy: the policy's collect_mode.
             n_sample: env steps per call over all envs.
-            rows_per_env: R, the manager's env ids per game (learning from every team, pipeline/league/team_play.py):
-                envs k * R .. k * R + R - 1 are the teams of one game, whose first is ours and always steps; the
-                others step in the games that learn from them. An env step then gives 1 to R samples; n_sample,
+            teams_per_env: G, the manager's env ids per game (learning from every team, pipeline/league/team_play.py):
+                envs k * G .. k * G + G - 1 are the teams of one game, whose first is ours and always steps; the
+                others step in the games that learn from them. An env step then gives 1 to G samples; n_sample,
                 envstep and the game counters still count env steps (ours) and games.
         """
         env_num = env_manager.env_num
-        if n_sample % (env_num // rows_per_env) != 0:
+        if n_sample % (env_num // teams_per_env) != 0:
             raise ValueError(f'n_sample ({n_sample}) must be a multiple of collector_env_num '
-                             f'({env_num // rows_per_env})')
+                             f'({env_num // teams_per_env})')
         self._env = env_manager
         self._policy = policy
-        self._rows = rows_per_env
+        self._teams_per_env = teams_per_env
         self._n_sample = n_sample
         self._in_flight: Dict[int, Tuple[Dict, Dict]] = {}  # env_id -> (obs, policy output) of a step not returned yet
         self.envstep = 0  # env steps collected so far; every one of them reaches the learner
         self.episode_count = 0
-        self.env_episodes = [0] * (env_num // rows_per_env)  # games finished per env (a resumed run goes on)
+        self.env_episodes = [0] * (env_num // teams_per_env)  # games finished per env (a resumed run goes on)
         self.lost_env_steps = 0  # steps lost to abnormal env steps (a failed game step)
         self.recent_episodes: deque = deque(maxlen=100)  # episode-end infos of the latest games
         self.last_collect_time = 0.0
 
     def collect(self) -> Dict[str, Any]:
         """Returns the rollout {key: tensor (T, E, ...)} described in GoBiggerPPOPolicy._forward_learn."""
-        env_num, R = self._env.env_num, self._rows
+        env_num, G = self._env.env_num, self._teams_per_env
         trajectories: List[List[Dict[str, Any]]] = [[] for _ in range(env_num)]  # per env id: its transitions
-        collected = 0  # env steps: the steps of our rows (ids k * R)
+        collected = 0  # env steps: the steps of our teams (ids k * G)
         start = time.time()
         # With two halves of games (a subprocess manager), one half's forward pass runs while the other half steps:
         # send half g, then read the other half, sent one turn before. With one group, send then read: a step.
-        groups = [set(group) for group in env_groups(self._env, R)]
+        groups = [set(group) for group in env_groups(self._env, G)]
         envs = SplitStep(self._env)
         g = 0
         while collected < self._n_sample:
             ready = {i: o for i, o in self._env.ready_obs.items() if i in groups[g] and i not in self._in_flight}
-            budget = self._n_sample - collected - sum(1 for i in self._in_flight if i % R == 0)
-            # never step more games than the rollout still needs (all the ready rows of each); an async manager
+            budget = self._n_sample - collected - sum(1 for i in self._in_flight if i % G == 0)
+            # never step more games than the rollout still needs (all the ready teams of each); an async manager
             # returns the steps in flight only from a step() that carries at least one action, so it may overshoot
             drain = 1 if self._in_flight and len(groups) == 1 else 0
-            games = list(dict.fromkeys(i // R for i in ready))[:max(budget, drain)]
-            ready = {i: o for i, o in ready.items() if i // R in games}
+            games = list(dict.fromkeys(i // G for i in ready))[:max(budget, drain)]
+            ready = {i: o for i, o in ready.items() if i // G in games}
             if ready:
                 output = self._policy.forward(ready)
                 for i, out in output.items():
@@ -96,17 +96,17 @@ class RolloutCollector:
                     # with the value already written into its next_value above
                     if trajectories[i]:
                         trajectories[i][-1]['cut'] = True
-                    if i % R == 0:  # once per game
+                    if i % G == 0:  # once per game
                         self.lost_env_steps += 1
                         logging.warning(f'collector env {i} returned an abnormal step ({timestep.info}); resetting it')
                         self._env.reset({i: None})
                     continue
                 trajectories[i].append(self._policy.process_transition(obs, out, timestep))
-                if i % R == 0:  # the game's own step, counted once, in its first row (ours)
+                if i % G == 0:  # the game's own step, counted once, in its first team (ours)
                     collected += 1
                     if timestep.done:
                         self.episode_count += 1
-                        self.env_episodes[i // R] += 1
+                        self.env_episodes[i // G] += 1
                         self.recent_episodes.append(timestep.info)
 
         # Cut every segment here. A step in flight already carries V(next obs); otherwise ask the critic.

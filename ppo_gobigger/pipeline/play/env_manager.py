@@ -149,16 +149,16 @@ class ResilientSubprocessEnvManager(SyncSubprocessEnvManager):
 MIN_GAMES_IN_HALVES = 4
 
 
-def env_groups(manager, rows_per_env: int = 1) -> List[List[int]]:
+def env_groups(manager, teams_per_env: int = 1) -> List[List[int]]:
     """How a collector or an evaluator steps ``manager``'s envs: in two fixed halves of its games where the envs can
     be sent their actions before their steps are read (``can_send_ahead``: envs in their own processes; one half's
     forward pass then runs while the other half steps) and there are ``MIN_GAMES_IN_HALVES`` games or more, else all
-    at once. A game is ``rows_per_env`` env ids."""
-    games = manager.env_num // rows_per_env
+    at once. A game is ``teams_per_env`` env ids."""
+    games = manager.env_num // teams_per_env
     if not getattr(manager, 'can_send_ahead', False) or games < MIN_GAMES_IN_HALVES:
         return [list(range(manager.env_num))]
     half = (games + 1) // 2
-    return [list(range(half * rows_per_env)), list(range(half * rows_per_env, manager.env_num))]
+    return [list(range(half * teams_per_env)), list(range(half * teams_per_env, manager.env_num))]
 
 
 class SplitStep:
