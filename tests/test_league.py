@@ -28,7 +28,7 @@ def play(env, actions):
 
 
 @pytest.mark.parametrize('preset', ['st_t2p2', 'st_t3p2'])
-def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
+def test_every_team_mode_gives_an_entry_per_team_ours_first(preset):
     env = GoBiggerEnv(dict(preset=preset, opponent='self', team_id=1, action_repeat=1, custom_cfg={'frame_limit': 40}))
     G, A = {'st_t2p2': (2, 2), 'st_t3p2': (3, 2)}[preset]
     env.seed(0)
@@ -45,11 +45,11 @@ def test_every_team_mode_gives_a_row_per_team_ours_first(preset):
     counters = env._game.server.eats.values()  # every player's, so the teams' counts add up to the game's
     assert sum(team['ate_food'] for team in teams) == sum(c['food'] for c in counters) > 0
     assert sum(team['eaten'] for team in teams) == sum(c['eaten'] for c in counters)
-    for g, team in enumerate(teams):  # each row's rewards sum to its own team's return
+    for g, team in enumerate(teams):  # each team's rewards sum to its own return
         assert rewards[:, g].mean(axis=1).sum() == pytest.approx(team['eval_episode_return'], rel=1e-5)
 
 
-def test_a_row_with_a_bot_level_is_played_by_the_bots():
+def test_a_team_with_a_bot_level_is_played_by_the_bots():
     """Row 1 handed to level-3 bots: whatever actions the caller gives for it, the game is the one in which the
     env's own level-3 bot opponents play that team."""
     def game(opponent, row1):
@@ -66,8 +66,8 @@ def test_a_row_with_a_bot_level_is_played_by_the_bots():
         == game('bot', None)
 
 
-def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
-    """A row that decides once and holds for 3 steps at action_repeat 1 plays the game that action_repeat 4 plays:
+def test_a_held_team_plays_as_between_the_decisions_of_action_repeat():
+    """A team that decides once and holds for 3 steps at action_repeat 1 plays the game that action_repeat 4 plays:
     the league plays each policy at its own decision rate this way."""
     def game(action_repeat, step):
         env = GoBiggerEnv(dict(opponent='league', action_repeat=action_repeat, custom_cfg={'frame_limit': 80}))
@@ -75,7 +75,7 @@ def test_a_held_row_plays_as_between_the_decisions_of_action_repeat():
         teams = play(env, step)[1]['teams']  # the returns differ in float32 rounding only (summed per env step)
         return [{k: v for k, v in team.items() if k != 'eval_episode_return'} for team in teams]
 
-    def every_4th(t):  # decides (random moves) on GoBigger steps 0, 4, 8, ...; row 1 played by level-2 bots
+    def every_4th(t):  # decides (random moves) on GoBigger steps 0, 4, 8, ...; team 1 played by level-2 bots
         return {'action': moves[t // 4] if t % 4 == 0 else np.zeros((2, 2), int), 'bot_level': np.array([0, 2]),
                 'hold': np.array([t % 4 != 0, False])}
 
@@ -191,7 +191,7 @@ def test_self_play_learns_from_every_team(tmp_path):
 
 def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
     """Every team learnt from in a league: a game whose other team the draw gave to the current weights shows the
-    collector both rows (ids 2i, 2i + 1) from its first step to its last; a game against a member shows row 0 only,
+    collector both teams (ids 2i, 2i + 1) from its first step to its last; a game against a member shows team 0 only,
     and only those games are counted against the members."""
     from ppo_gobigger.pipeline.league.team_play import TeamPlay
     from ppo_gobigger.pipeline.play.env_manager import build_env_managers, close_env_manager
@@ -218,7 +218,7 @@ def test_a_league_learns_from_every_team_only_in_its_self_play_games(tmp_path):
             for i, ids in shown.items():
                 if not timesteps[2 * i].done:
                     continue
-                assert ids in ([[2 * i]] * 20, [[2 * i, 2 * i + 1]] * 20)  # 20 env steps, the same rows throughout
+                assert ids in ([[2 * i]] * 20, [[2 * i, 2 * i + 1]] * 20)  # 20 env steps, the same teams throughout
                 if len(ids[0]) == 2:
                     games['self-play'] += 1
                     theirs = timesteps[2 * i + 1]

@@ -96,5 +96,6 @@ def check_teams_action(
         action = action['action']
     given = np.asarray(action)
     if given.shape != (G, A):
-        raise ValueError(f'with policy opponents the action has A per team, shape ({G}, {A}); got {given.shape}')
+        raise ValueError(f'with policy opponents the action gives each team its A actions, shape ({G}, {A}); got '
+                         f'{given.shape}')
     return np.stack([check_actions(team, A) for team in given]), levels.astype(np.int64), holds
