@@ -52,13 +52,13 @@ def test_every_team_mode_gives_an_entry_per_team_ours_first(preset):
 def test_a_team_with_a_bot_level_is_played_by_the_bots():
     """Row 1 handed to level-3 bots: whatever actions the caller gives for it, the game is the one in which the
     env's own level-3 bot opponents play that team."""
-    def game(opponent, row1):
+    def game(opponent, team1):
         env = GoBiggerEnv(dict(opponent=opponent, action_repeat=1, custom_cfg={'frame_limit': 60}))
         env.seed(5)
         ours = np.random.default_rng(1)
         if opponent == 'bot':
             return play(env, lambda t: ours.integers(18, size=2))[1]['final_score']
-        return play(env, lambda t: {'action': np.stack([ours.integers(18, size=2), row1(t)]),
+        return play(env, lambda t: {'action': np.stack([ours.integers(18, size=2), team1(t)]),
                                     'bot_level': np.array([0, 3])})[1]['final_score']
 
     other = np.random.default_rng(9)
