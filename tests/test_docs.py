@@ -1,6 +1,8 @@
 """The docs say what the code does and stay short: the config reference of docs/configuration.md is what the code
-says now (regenerate with `make docs`), every relative link of README.md and docs/*.md leads to a file (and a heading)
-that exists, the README is at most 200 lines and names no commit, docs/results.md is at most 400 lines."""
+says now (regenerate with `make docs`); every relative link of README.md, CHANGELOG.md, zoo/README.md and docs/*.md
+leads to a file (and a heading) that exists; the README fits a few screens (at most 120 lines, none over 120
+characters) and names no commit; docs/results.md is at most 250 lines; CHANGELOG.md's entries are dated, newest
+first."""
 import glob
 import os
 import re
@@ -11,7 +13,10 @@ from ppo_gobigger import config_reference
 from ppo_gobigger.config import default_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = ['README.md'] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, 'docs', '*.md')))
+DOCS = ['README.md', 'CHANGELOG.md', os.path.join('zoo', 'README.md')] + sorted(
+    os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, 'docs', '*.md')))
+README_LINES, README_WIDTH = 120, 120
+RESULTS_LINES = 250
 LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')  # [text](target) and ![alt](target)
 COMMIT = re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b')  # hex with a letter and a digit
 
@@ -58,15 +63,27 @@ def test_the_link_check_sees_links_anchors_and_code():
 
 
 def test_readme_is_short_and_names_no_commit():
-    readme = _read('README.md')
-    assert len(readme.splitlines()) <= 200, f'README.md has {len(readme.splitlines())} lines; at most 200'
-    assert not COMMIT.findall(readme), f'README.md names commits {COMMIT.findall(readme)}: give a date instead'
+    lines = _read('README.md').splitlines()
+    assert len(lines) <= README_LINES, f'README.md has {len(lines)} lines; at most {README_LINES}'
+    wide = [f'{n}: {len(line)}' for n, line in enumerate(lines, 1) if len(line) > README_WIDTH]
+    assert not wide, f'README.md lines over {README_WIDTH} characters (line: length): {wide}'
+    commits = COMMIT.findall('\n'.join(lines))
+    assert not commits, f'README.md names commits {commits}: give a date instead'
     assert COMMIT.findall('measured at 2e9ddf4, 180,000 env steps, 1080000 frames') == ['2e9ddf4']
 
 
 def test_results_is_short():
     lines = len(_read(os.path.join('docs', 'results.md')).splitlines())
-    assert lines <= 400, f'docs/results.md has {lines} lines; at most 400: a summary, the diary is in the history'
+    assert lines <= RESULTS_LINES, (f'docs/results.md has {lines} lines; at most {RESULTS_LINES}: the facts per preset '
+                                    'and the levers, the history in CHANGELOG.md')
+
+
+def test_changelog_entries_are_dated_newest_first():
+    headings = re.findall(r'^## (.*)$', _read('CHANGELOG.md'), flags=re.M)
+    dates = [re.match(r'(\d{4}-\d{2}-\d{2})\b', heading) for heading in headings]
+    assert headings and all(dates), f'CHANGELOG.md: every entry starts with its date (YYYY-MM-DD): {headings}'
+    dates = [d.group(1) for d in dates]
+    assert dates == sorted(dates, reverse=True), f'CHANGELOG.md: entries newest first: {dates}'
 
 
 def test_readme_config_reference_is_current():
