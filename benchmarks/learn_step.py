@@ -2,7 +2,7 @@
 [--checkpoint PATH] [--threads 2,1] [--repeats N]`.
 
 1. One rollout of policy.collect.n_sample env steps from the real collector, by default of the self-play recipe
-   (env.opponent=self, league.all_teams=True: every team's steps are learnt from) played with the weights of
+   (env.opponent=self: every team's steps are learnt from) played with the weights of
    --checkpoint (zoo/st_t2p2_selfplay_s0.pth.tar): trained players split, and the encoder's cost grows with the
    clones in view, so a rollout of random play would flatter the learner.
 2. The learner's PPO iteration on it (the policy's learn mode, as Learner.train runs it, inside
@@ -39,7 +39,7 @@ from ppo_gobigger.pipeline.serial import TrainingRun
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, 'benchmarks', 'results', 'learn_step.json')
 CHECKPOINT = os.path.join(ROOT, 'zoo', 'st_t2p2_selfplay_s0.pth.tar')
-RECIPE = ["env.opponent='self'", 'league.all_teams=True']  # the self-play recipe, before the user's --set
+RECIPE = ["env.opponent='self'"]  # self-play, every team's steps learnt from, before the user's --set
 
 
 def collect_rollout(cfg, create_cfg):
