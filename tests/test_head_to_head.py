@@ -16,8 +16,14 @@ T4P3 = os.path.join(ZOO, 'st_t4p3_league_s0.pth.tar')
 SHORT_GAMES = ['env.custom_cfg.frame_limit=200', 'env.manager.type=base']  # 100 env steps a game, one process
 
 
-def test_both_sides_are_reported_on_the_evaluators_games():
-    report = head_to_head(LINEAGE, SCRATCH, episodes=2, env_num=2, overrides=SHORT_GAMES)
+@pytest.fixture(scope='module')
+def lineage_vs_scratch():
+    """The lineage agent (A) against the scratch one (B) on 2 short games, 2 envs."""
+    return head_to_head(LINEAGE, SCRATCH, episodes=2, env_num=2, overrides=SHORT_GAMES)
+
+
+def test_both_sides_are_reported_on_the_evaluators_games(lineage_vs_scratch):
+    report = lineage_vs_scratch
     games = report['games']
     assert [g['participants'] for g in games] == [['A', 'B'], ['B', 'A']]  # A's seat rotates
     for side in ('A', 'B'):
@@ -74,13 +80,14 @@ def test_on_a_multi_team_preset_b_plays_every_other_team():
     assert report['A']['games'] == report['B']['games'] == 1
 
 
-def test_cli_prints_both_sides(capsys):
-    argv = ['--ckpt', SCRATCH, '--vs', LINEAGE, '--episodes', '2', '--no-progress']
+def test_cli_prints_both_sides(capsys, lineage_vs_scratch):
+    argv = ['--ckpt', LINEAGE, '--vs', SCRATCH, '--episodes', '2', '--no-progress']
     assert eval_main(argv + sum((['--set', s] for s in SHORT_GAMES), [])) == 0
     out = capsys.readouterr().out
-    assert 'A (--ckpt)' in out and 'B (--vs)' in out and 'score_ratio_median' in out and LINEAGE in out
-    # the report of those games (--episodes, --set): the same report as the API's, greedy play being deterministic
-    assert format_head_to_head(head_to_head(SCRATCH, LINEAGE, episodes=2, overrides=SHORT_GAMES)) in out
+    assert 'A (--ckpt)' in out and 'B (--vs)' in out and 'score_ratio_median' in out and SCRATCH in out
+    # the report of the games asked for (--episodes, --set; A's 2 evaluator envs): the API's, greedy play being
+    # deterministic
+    assert format_head_to_head(lineage_vs_scratch) in out
 
 
 @pytest.mark.parametrize('vs, message', [
