@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from ppo_gobigger.envs.gobigger_env import SEED_STRIDE
+from ppo_gobigger.pipeline.league.head_to_head import side_report
 from test_training import ROOT
 
 BENCHMARKS = os.path.join(ROOT, 'benchmarks')
@@ -45,8 +47,15 @@ def test_head_to_head_plays_each_pair_once_on_the_final_games(tmp_path, monkeypa
     result = h2h.play_pairs(agents, earlier, 2, 1, path, short)
     pair = result['pairs']['lineage vs scratch']
     assert pair['seed'] == h2h.final_seed() == h2h.FINAL_SEED_OFFSET  # learning.py's final block of config seed 0
-    assert len(pair['game_records']) == 2 and pair['A']['win_rate'] + pair['B']['win_rate'] >= 1.0
-    assert 'lineage vs scratch' in h2h.table(result)
+    records = pair['game_records']  # on one env: its first two held-out games, A's seat rotating
+    assert [(r['game_seed'], r['participants']) for r in records] == [
+        (2 * (pair['seed'] * SEED_STRIDE + k) + 1, seats) for k, seats in enumerate((['A', 'B'], ['B', 'A']))]
+    for side in ('A', 'B'):  # each side's figures are its own of the games recorded
+        assert pair[side] == {k: side_report(records, side)[k] for k in h2h.TABLE_FIELDS}
+    (row, ) = [line.split('|')[1:-1] for line in h2h.table(result).splitlines() if 'lineage vs scratch' in line]
+    assert row[0].strip() == 'lineage vs scratch'  # then the games, A's figures and B's win rate, to 2 decimals
+    assert [float(cell) for cell in row[1:]] == [2, *(round(pair['A'][k], 2) for k in h2h.TABLE_FIELDS),
+                                                 round(pair['B']['win_rate'], 2)]
 
     def played_again(*args, **kwargs):
         raise AssertionError('a pair already in the results file was played again')

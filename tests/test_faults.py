@@ -47,8 +47,11 @@ def test_training_survives_the_fault(fault, in_evaluator, tmp_path, monkeypatch,
     if fault in ('kill', 'hang'):
         assert 'starting its process again' in messages
     if fault == 'nan':
-        assert log[-1]['skipped_updates'] >= 1 and 'non-finite' in messages
+        assert 'non-finite' in messages
     elif fault != 'kill' or not in_evaluator:
         assert 'abnormal step' in messages
-    assert log[-1]['train_iter'] == (2 if fault == 'nan' else 4)  # the NaN rollout's updates were skipped
+    # the NaN is in the first rollout (at env step FAULT_STEP of a collector env): that rollout is dropped, counted
+    # as one skipped update, and the second rollout's 2 updates are made; no other fault skips an update
+    assert [(r['train_iter'], r['skipped_updates']) for r in log] == \
+        ([(0, 1), (2, 1)] if fault == 'nan' else [(2, 0), (4, 0)])
     assert (exp_dir / 'ckpt' / f'iteration_{log[-1]["train_iter"]}.pth.tar').exists()

@@ -10,6 +10,7 @@ import trueskill
 
 from ppo_gobigger.cli import league_main
 from ppo_gobigger.config import ConfigError, compile_config
+from ppo_gobigger.envs.gobigger_env import SEED_STRIDE
 from ppo_gobigger.pipeline.build import build_model
 from ppo_gobigger.pipeline.learn.checkpoint import CheckpointError, save_checkpoint
 from ppo_gobigger.pipeline.league.ratings import (FILES, TABLE_FIELDS, checkpoint_runs, rate, rating_table,
@@ -88,7 +89,11 @@ def test_schedule_plays_every_combination_and_rotates_the_seats():
     fixtures = schedule(participants=4, teams=3, games=3)
     assert len(fixtures) == 4 * 3
     assert fixtures[:3] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]  # each member plays every team once
-    assert all(len(set(f)) == 3 for f in fixtures)
+    # the 4 combinations of 3 in turn, 3 games each, in which every member of the combination sits in every seat
+    for block, combination in zip(range(0, 12, 3), [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]):
+        games = fixtures[block:block + 3]
+        assert all(sorted(f) == list(combination) for f in games)
+        assert all(sorted(f[seat] for f in games) == list(combination) for seat in range(3))
 
 
 def test_level_3_bots_rank_above_a_random_team_reproducibly():
@@ -96,8 +101,9 @@ def test_level_3_bots_rank_above_a_random_team_reproducibly():
     league = play_league(participants, {}, games=4, seed=3000, env_num=2, overrides=SHORT_GAMES, progress=False)
     assert [r['fixture'] for r in league.records] == [0, 1, 2, 3]
     assert [r['participants'] for r in league.records][:2] == [['bot_level_3', 'random'], ['random', 'bot_level_3']]
-    seeds = [r['game_seed'] for r in league.records]
-    assert len(set(seeds)) == 4 and all(s % 2 == 1 for s in seeds)  # held-out games: odd seeds
+    # env k plays fixtures k and k + 2, its first two held-out games of env seed 3000 + k (odd: never a training game)
+    assert [r['game_seed'] for r in league.records] == [2 * ((3000 + fixture % 2) * SEED_STRIDE + fixture // 2) + 1
+                                                        for fixture in range(4)]
     for r in league.records:  # the bots win every game
         assert r['ranks'][r['participants'].index('bot_level_3')] == 1
     table = rating_table(league.participants, league.records)

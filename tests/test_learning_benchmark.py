@@ -7,9 +7,11 @@ import os
 import shutil
 import sys
 
+import cv2
 import pytest
 import torch
 
+from ppo_gobigger.envs.gobigger_env import SEED_STRIDE
 from ppo_gobigger.envs.teams import EAT_COUNTS
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import BOTS_CONFIG, ROOT, SMALL
@@ -87,18 +89,33 @@ def results(folder, tag='tiny'):
 def test_a_run_is_played_against_another_level_and_beside_the_references(trained):
     result = results(trained)
     run = result['runs']['tiny']
-    assert [p['env_steps'] for p in run['curve']] == [0, 256]  # before training, after its PPO iteration
+    # before training, after its PPO iteration: 256 env steps, one rollout of 2 epochs of 2 minibatches
+    assert [(p['env_steps'], p['train_iter'], p['games']) for p in run['curve']] == [(0, 0, 2), (256, 4, 2)]
     seeds = [g['game_seed'] for g in run['final']['game_outcomes']]
-    assert len(seeds) == 2
+    # the final block, env seed 0 + 1000: the first held-out game of each of the 2 evaluator envs (seeds 1000, 1001)
+    assert result['settings']['final_seed'] == learning_rows.FINAL_SEED_OFFSET
+    assert sorted(seeds) == [2 * (seed * SEED_STRIDE) + 1 for seed in (1000, 1001)]
     rows = [run['final'], run['final_vs']['vs level-2 bots'], *result['references'].values()]
     assert list(result['references']) == list(learning_rows.REFERENCES)
     for row in rows:  # every row on the same games, with each game's outcome and the median beside the mean
-        assert row['games'] == 2 and [g['game_seed'] for g in row['game_outcomes']] == seeds
-        ratios = sorted(g['score_ratio'] for g in row['game_outcomes'])
+        games = row['game_outcomes']
+        assert row['games'] == 2 and [g['game_seed'] for g in games] == seeds
+        ratios = sorted(g['score_ratio'] for g in games)
         assert row['score_ratio_median'] == pytest.approx((ratios[0] + ratios[1]) / 2)
-        assert all(set(EAT_COUNTS) <= set(g) for g in row['game_outcomes'])
-    assert {'summary', 'summary_vs_level2_bots'} <= set(result)
-    assert result['summary']['mean_score_ratio_median'] == run['final']['score_ratio_median']
+        assert all(set(EAT_COUNTS) <= set(g) for g in games)
+        for g in games:  # two teams: the first is the one with the higher score
+            assert g['score_ratio'] == pytest.approx(g['final_score'] / g['opponent_score'])
+            assert g['win'] == (g['rank'] == 1) == (g['final_score'] > g['opponent_score'])
+        # the row's figures are the means of its games'
+        assert row['win_rate'] == sum(g['win'] for g in games) / 2
+        assert row['rank_mean'] == sum(g['rank'] for g in games) / 2
+        for figure, of_a_game in (('score_ratio_mean', 'score_ratio'), ('final_score_mean', 'final_score'),
+                                  ('opponent_score_mean', 'opponent_score')):
+            assert row[figure] == pytest.approx(sum(g[of_a_game] for g in games) / 2)
+    # one run: each summary's mean, min and max are that run's row
+    for key, row in (('summary', run['final']), ('summary_vs_level2_bots', run['final_vs']['vs level-2 bots'])):
+        assert result[key] == {f'{stat}_{field}': row[field] for field in learning_rows.SUMMARY_FIELDS
+                               for stat in ('mean', 'min', 'max')}
 
     final = load_checkpoint(trained / run['published'])
     assert run['published'] == os.path.join('results', 'checkpoints', 'tiny.pth.tar')
@@ -110,10 +127,21 @@ def test_the_report_reprints_the_tables_and_redraws_the_curves(trained, tmp_path
     path = tmp_path / 'learning_tiny.json'
     shutil.copyfile(trained / 'results' / 'learning_tiny.json', path)
     learning_report.main([str(path), '--plot'])
-    out = capsys.readouterr().out
-    assert 'median' in out and 'level-2 bots (reference)' in out and 'tiny vs level-2 bots' in out
-    assert 'what our side ate per game' in out
-    assert os.path.getsize(tmp_path / 'learning_tiny.png') > 10_000
+    out = capsys.readouterr().out.splitlines()
+    result = results(trained)
+    run = result['runs']['tiny']
+    named = [('tiny (seed 0, 256 env steps)', run['final']),
+             ('tiny vs level-2 bots', run['final_vs']['vs level-2 bots']),
+             *((f'{name} (reference)', row) for name, row in result['references'].items())]
+    for name, row in named:  # each row's figures in the final table, then what its side ate in the eats table
+        final_line, eats_line = [line[len(name):].split() for line in out if line.startswith(name + ' ')]
+        assert final_line == [f'{row["win_rate"]:.2f}', f'{row["score_ratio_mean"]:.3f}',
+                              f'{row["score_ratio_median"]:.3f}', f'{row["rank_mean"]:.2f}',
+                              f'{row["final_score_mean"]:.0f}', f'{row["opponent_score_mean"]:.0f}']
+        assert [float(x) for x in eats_line] == [round(sum(g[k] for g in row['game_outcomes']) / 2, 1)
+                                                 for k in EAT_COUNTS]
+    image = cv2.imread(str(tmp_path / 'learning_tiny.png'))
+    assert image.shape == (700, 1100, 3)  # the 11 x 7 inch figure at 100 dpi
     with pytest.raises(SystemExit):
         learning_report.main([str(tmp_path / 'nothing.json')])
     assert 'no results file' in capsys.readouterr().err
@@ -253,7 +281,10 @@ def test_a_zoo_agent_plays_the_final_games_beside_the_reference_rows(tmp_path, m
     assert result['settings']['preset'] == row['preset'] == 'st_t2p2'
     assert result['settings']['opponents'] == 'bot level 3' and result['runs'] == {}
     seeds = [g['game_seed'] for g in row['game_outcomes']]
-    assert len(seeds) == 2 and row['checkpoint'] == agent and 'score_ratio_median' in row
+    # env seed 0 + 1000 on its one evaluator env: that env's first two held-out games
+    assert sorted(seeds) == [2 * (1000 * SEED_STRIDE + k) + 1 for k in (0, 1)] and row['checkpoint'] == agent
+    ratios = [g['score_ratio'] for g in row['game_outcomes']]
+    assert row['score_ratio_median'] == pytest.approx(sum(ratios) / 2) and row['games'] == 2
     assert list(result['references']) == list(learning_rows.REFERENCES)
     assert all([g['game_seed'] for g in r['game_outcomes']] == seeds for r in result['references'].values())
     # the same weights, greedy, on the same games: the same outcome game by game
@@ -292,8 +323,10 @@ def test_paired_comparison_against_hand_computed_figures():
     assert (p['games'], p['higher_score_ratio'], p['won_where_baseline_lost'], p['lost_where_baseline_won']) == \
         (4, 2, 1, 1)
     assert p['score_ratio_difference_mean'] == pytest.approx(0.8)
-    low, high = p['score_ratio_difference_90']
-    assert -1.0 <= low < 0.8 < high <= 2.2  # resampled means of the four differences lie between their extremes
+    # a resample's mean is one of the 256 equally likely means of 4 draws of the differences; their 5% quantile is
+    # -0.25 (one -1 and three 0s: 4.3% of the means are lower, 7.4% lower or equal) and their 95% quantile 2.05
+    # (one 2.2 and three 2s: 94.1% lower, 95.7% lower or equal); 10,000 resamples find both
+    assert p['score_ratio_difference_90'] == pytest.approx([-0.25, 2.05])
     assert paired(agent, agent)['score_ratio_difference_90'] == [0.0, 0.0]
     assert paired(agent, dict(games=4)) is None  # a row played without per-game outcomes
     with pytest.raises(ValueError, match='different games'):

@@ -134,9 +134,11 @@ def test_parameters_keep_the_shapes_of_checkpoints_from_before_the_relations_mov
 
 
 def test_all_masked_is_finite(model):
-    x = fill_padding_with_garbage(make_inputs(3, 2, all_masked=True))
+    zeros = make_inputs(3, 2, all_masked=True)
+    x = fill_padding_with_garbage(zeros)
     out = model(x, 'compute_actor_critic')
     assert all(torch.isfinite(v).all() for v in out.values())
+    assert_outputs_close(out, model(zeros, 'compute_actor_critic'))  # nothing of the padding reaches the output
     (out['logit'].sum() + out['value'].sum()).backward()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 

@@ -66,9 +66,9 @@ def test_tensorboard_csv_and_png(tmp_path):
     run_monitor(tmp_path, progress=False)
 
     tags = scalars(tmp_path)
-    for name in LOSSES:
-        assert [step for step, _ in tags[f'losses/{name}']] == [512, 1024]  # x axis: env steps
-    assert tags['charts/learning_rate'][0][1] == pytest.approx(3e-4)
+    for name in LOSSES:  # x axis: env steps; each iteration's own figure (make_stats(k): 0.1 * k)
+        assert tags[f'losses/{name}'] == [(512, pytest.approx(0.1)), (1024, pytest.approx(0.2))]
+    assert tags['charts/learning_rate'] == [(512, pytest.approx(3e-4)), (1024, pytest.approx(3e-4))]
     assert tags['charts/SPS'] == [(512, 200.0), (1024, 210.0)]
     # training games: the mean over the games that ended during each iteration
     assert tags['charts/episode_return'] == [(512, -2.0), (1024, 5.0)]
@@ -76,7 +76,8 @@ def test_tensorboard_csv_and_png(tmp_path):
     numeric = [f for f in REPORT_FIELDS if f != 'ckpt_name']
     for field in numeric:
         assert [step for step, _ in tags[f'eval/{field}']] == [0, 1024]
-    assert tags['eval/win_rate'][-1] == (1024, 0.25)
+    assert tags['eval/win_rate'] == [(0, 0.0), (1024, 0.25)]
+    assert tags['eval/reward_mean'] == [(0, -20.0), (1024, -2.5)]
     assert 'eval/ckpt_name' not in tags
 
     with open(tmp_path / CSV_NAME, newline='') as f:
@@ -87,15 +88,16 @@ def test_tensorboard_csv_and_png(tmp_path):
     png = tmp_path / CURVE_NAME
     assert png.stat().st_mode == (tmp_path / CSV_NAME).stat().st_mode  # written like any file (umask), not 0600
     image = cv2.imread(str(png))
-    assert image is not None and image.shape[0] > 300 and image.shape[1] > 300
+    assert image.shape == (750, 700, 3)  # the 7 x 7.5 inch figure at 100 dpi
+    assert (image == (180, 119, 31)).all(-1).sum() > 1000  # the curves, in tab:blue (BGR), are drawn
     assert not [p for p in tmp_path.iterdir() if p.name.startswith('.tmp')]
 
 
 def test_a_resumed_run_appends_to_the_csv_and_curve(tmp_path):
     run_monitor(tmp_path, progress=False)
     run_monitor(tmp_path, progress=False)
-    with open(tmp_path / CSV_NAME, newline='') as f:
-        assert len(list(csv.DictReader(f))) == 4  # one header, four reports
+    with open(tmp_path / CSV_NAME, newline='') as f:  # one header, four reports: the first run's, the second's
+        assert [int(r['collector_envstep']) for r in csv.DictReader(f)] == [0, 1024, 0, 1024]
 
 
 def test_a_resumed_run_keeps_the_columns_of_its_csv(tmp_path):
