@@ -7,6 +7,7 @@ import sys
 import textwrap
 from functools import partial
 
+import cv2
 import numpy as np
 import pytest
 import torch
@@ -333,7 +334,8 @@ def test_enable_save_replay_writes_a_video(tmp_path):
     env = make_env(frame_limit=20, opponent='random')
     env.enable_save_replay(str(tmp_path))
     play(env, seed=0)
-    assert (tmp_path / f'st_t2p2_seed{env.game_seed}-all.mp4').stat().st_size > 0
+    video = cv2.VideoCapture(str(tmp_path / f'st_t2p2_seed{env.game_seed}-all.mp4'))
+    assert video.get(cv2.CAP_PROP_FRAME_COUNT) == 10  # a 20-frame game, GoBigger saving every 2nd frame
 
 
 def test_stand_in_plays_our_side_and_reports_its_moves():

@@ -50,8 +50,8 @@ def test_training_writes_checkpoints_and_reports(trained):
     for r in reports:
         assert tuple(r) == REPORT_FIELDS
         assert r['episode_count'] == 2 and r['envstep_count'] == 2 * 60
-        assert 0.0 <= r['win_rate'] <= 1.0 and 1.0 <= r['rank_mean'] <= 2.0
-        assert r['score_ratio_median'] > 0.0
+        assert r['win_rate'] == 2.0 - r['rank_mean']  # two teams: a game is won exactly when we rank first
+        assert r['score_ratio_median'] == pytest.approx(r['score_ratio_mean'])  # the median of 2 games: their mean
     assert [r['collector_envstep'] for r in reports] == [0, 512, 1024]
     assert reports[-1] == report
     learner_log = read_jsonl(exp_dir / 'learner.jsonl')
@@ -65,7 +65,7 @@ def test_training_writes_checkpoints_and_reports(trained):
     ckpt = load_checkpoint(str(exp_dir / 'ckpt' / 'iteration_16.pth.tar'))
     assert ckpt['train_iter'] == 16 and ckpt['envstep'] == 1024
     assert {'model', 'optimizer', 'value_norm', 'config'} <= set(ckpt)
-    assert ckpt['value_norm']['count'] > 0  # the statistics were updated and saved
+    assert ckpt['value_norm']['count'] == 4 * 256 * 2  # a return per player of every env step, saved
     # ckpt_best: the evaluation with the most wins, ties broken by the median score ratio (the first of equals)
     best = max(reports, key=selection_key)
     assert load_checkpoint(str(exp_dir / 'ckpt' / 'ckpt_best.pth.tar'))['train_iter'] == best['train_iter']
@@ -212,7 +212,7 @@ def test_training_writes_what_a_user_looks_at(trained):
     reports = read_jsonl(exp_dir / 'evaluator.jsonl')
     assert [tuple(r) for r in rows] == [REPORT_FIELDS] * len(reports)
     assert [float(r['reward_mean']) for r in rows] == pytest.approx([r['reward_mean'] for r in reports])
-    assert cv2.imread(str(exp_dir / 'learning_curve.png')) is not None
+    assert cv2.imread(str(exp_dir / 'learning_curve.png')).shape == (750, 700, 3)
     events = EventAccumulator(str(exp_dir / 'tensorboard'))
     events.Reload()
     tags = events.Tags()['scalars']

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from ppo_gobigger.envs.gobigger_env import SEED_STRIDE
 from ppo_gobigger.pipeline.evaluate import evaluate
 from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint
 from test_training import ROOT
@@ -55,4 +56,6 @@ def test_a_zoo_agent_loads_and_plays_a_short_game(name):
     report = evaluate(path, main_config=config, episodes=1, seed=1000, overrides=SHORT_GAME, progress=False)
     assert report['episode_count'] == 1 and len(report['games']) == 1
     game = report['games'][0]
-    assert game['score_ratio'] > 0 and 1 <= game['rank'] <= int(name[len('st_t')]) and game['game_seed'] >= 1000
+    assert game['game_seed'] == 2 * 1000 * SEED_STRIDE + 1  # env seed 1000's first held-out game
+    assert game['score_ratio'] == pytest.approx(game['final_score'] / game['opponent_score'])
+    assert game['win'] == (game['rank'] == 1) and 1 <= game['rank'] <= int(name[len('st_t')])
