@@ -9,7 +9,6 @@ import copy
 import difflib
 import importlib.util
 import inspect
-import logging
 import os
 import runpy
 import sys
@@ -19,59 +18,8 @@ from easydict import EasyDict
 
 from .envs.opponents import BOT_LEVELS, POLICY_OPPONENTS
 
-
-class ConfigError(ValueError):
-    """A user config that cannot be run: unknown key, wrong type, inconsistent settings."""
-
-
-# Keys that are gone, as saved configs (every checkpoint's, the zoo's included) may still hold them:
-# {dotted key: (the value that matches what the code does now, what the key did)}. At that value a key is dropped
-# quietly; a 'training' key at another value is dropped with one log line (the weights play as they are); a 'model'
-# key (it changed the network or what it observes) at another value cannot be dropped: ConfigError. A section left
-# empty is dropped too. CHANGELOG.md says when each went.
-RETIRED_KEYS = {
-    'policy.type': ('gobigger_ppo', 'no-op'),
-    'policy.on_policy': (True, 'no-op'),
-    'policy.multi_gpu': (False, 'no-op'),
-    'policy.bp_update_sync': (True, 'no-op'),
-    'policy.traj_len_inf': (False, 'no-op'),
-    'policy.load_learn_state': (False, 'training'),
-    'policy.model.action_shape': (None, 'model'),
-    'policy.model.relation_size': (None, 'model'),
-    'policy.model.actor_head': ('directional', 'model'),
-    'policy.learn.resume_training': (False, 'no-op'),
-    'policy.learn.critic_warmup_iters': (0, 'training'),
-    'policy.learn.lr_warmup_iters': (0, 'training'),
-    'policy.learn.lr_anneal': (False, 'training'),
-    'policy.learn.imitation_anneal': (False, 'training'),
-    'policy.learn.imitation_weight': (0.0, 'training'),
-    'policy.learn.kickstart_kl': (0.0, 'training'),
-    'policy.learn.kickstart_kl_env_steps': (None, 'training'),
-    'policy.learn.kickstart_teacher': (None, 'training'),
-    'policy.learn.target_kl': (None, 'training'),
-    'policy.learn.dual_clip': (None, 'training'),
-    'policy.learn.value_clip': (True, 'training'),
-    'policy.learn.adv_norm': (True, 'training'),
-    'policy.learn.value_norm': (True, 'training'),
-    'policy.learn.max_nonfinite_updates': (10, 'no-op'),
-    'pretrain.env_steps': (0, 'training'),
-    'pretrain.bot_level': (2, 'no-op'),
-    'pretrain.epochs': (4, 'no-op'),
-    'pretrain.learning_rate': (None, 'no-op'),
-    'replay.save_best': (False, 'no-op'),
-    'replay.episodes': (1, 'no-op'),
-    'league.all_teams': (True, 'training'),
-    'league.sampling': ('pfsp', 'training'),
-    'league.pfsp_power': (2.0, 'training'),
-    'env.step_mul': (2, 'model'),
-    'env.team_id': (0, 'no-op'),
-    'env.is_evaluator': (False, 'no-op'),
-    'env.first_episode': (0, 'no-op'),
-    'env.reward_scale': (1000.0, 'no-op'),
-    'env.eaten_penalty': (0.0, 'training'),
-    'env.enemy_clone_slots': (0, 'model'),
-    'env.team_vision': (False, 'model'),
-}
+from .errors import ConfigError
+from .retired_keys import drop_retired_keys
 
 
 # Sections whose keys belong to another library's config and are checked against that library's defaults.
@@ -220,47 +168,13 @@ def _manager_config(user: Dict) -> EasyDict:
     return merged
 
 
-def drop_retired_keys(main_config: Dict) -> Dict:
-    """A copy of ``main_config`` without the keys of RETIRED_KEYS (see there), nor the sections they leave empty;
-    ConfigError for a 'model' key at a value other than the one the code plays."""
-    main_config, defaults = copy.deepcopy(dict(main_config)), default_config()
-    for path, (old, kind) in RETIRED_KEYS.items():
-        *parents, key = path.split('.')
-        nodes = [main_config]
-        for parent in parents:
-            nodes.append(nodes[-1].get(parent) if isinstance(nodes[-1], dict) else None)
-        if not isinstance(nodes[-1], dict) or key not in nodes[-1]:
-            continue
-        value = nodes[-1].pop(key)
-        for depth in reversed(range(len(parents))):  # drop the sections left empty that the defaults lack
-            section = '.'.join(parents[:depth + 1])
-            if nodes[depth][parents[depth]] or _has_section(defaults, section):
-                break
-            nodes[depth].pop(parents[depth])
-        if value == old and isinstance(value, bool) == isinstance(old, bool):
-            continue
-        if kind == 'model':
-            raise ConfigError(f'config key {path}={value!r} changed the model or what it observes and is no longer '
-                              f'supported (only {old!r} is): this config, or the checkpoint it came from, cannot run')
-        logging.getLogger('ppo_gobigger').warning(
-            f'config key {path}={value!r} is retired (a training option since removed); ignored')
-    return main_config
-
-
-def _has_section(config: Dict, dotted: str) -> bool:
-    for key in dotted.split('.'):
-        if not isinstance(config, dict) or key not in config:
-            return False
-        config = config[key]
-    return True
-
-
 def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> Tuple[EasyDict, EasyDict]:
     """User main_config/create_config -> complete, checked EasyDicts. Raises ConfigError on a bad config.
     Retired keys (RETIRED_KEYS) are dropped first, so that the config saved in an older checkpoint still compiles."""
     create = EasyDict(_merge_checked(default_create_config(), create_config or {}, 'create_config',
                                      ('create_config.env_manager', )))
-    cfg = EasyDict(_merge_checked(default_config(), drop_retired_keys(main_config or {}), '', FREE_FORM))
+    defaults = default_config()
+    cfg = EasyDict(_merge_checked(defaults, drop_retired_keys(main_config or {}, defaults), '', FREE_FORM))
     # the manager's type is create_config.env_manager's (DI-engine's convention); env.manager.type overrides it
     cfg.env.manager = _manager_config({'type': create.env_manager.type, **(cfg.env.manager or {})})
     create.env_manager = EasyDict(type=cfg.env.manager.type)

@@ -10,7 +10,7 @@ Each filter names the message it drops and where it comes from; anything else th
     pygame        "Hello from the pygame community" on stdout when GoBigger imports it (pygame's own switch)
 The entry points (cli.py, config_reference.py, benchmarks/) call ``silence_third_party_noise()`` before anything
 imports those packages; env processes forked later inherit it, and Ray actor processes run it first
-(pipeline/distributed/ray_actors.py).
+(pipeline/distributed/ray_common.py).
 
 The entry points that learn also call ``passive_openmp_waits()`` there, for the same reason: torch's OpenMP runtime
 reads its settings once, when torch is imported.

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from ppo_gobigger.config import (RETIRED_KEYS, ConfigError, apply_overrides, compile_config, default_config,
-                                 load_config_file, parse_value)
+from ppo_gobigger.config import (ConfigError, apply_overrides, compile_config, default_config, load_config_file,
+                                 parse_value)
+from ppo_gobigger.retired_keys import RETIRED_KEYS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG_DIR = os.path.join(ROOT, 'config')

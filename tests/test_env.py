@@ -427,7 +427,7 @@ def test_env_is_registered_as_gobigger_and_by_its_former_name():
 
 def test_checkpoints_saved_with_a_retired_env_setting_load_only_with_it_off(tmp_path):
     """env.eaten_penalty, env.enemy_clone_slots and env.team_vision are gone: a checkpoint's config that holds one
-    at its old default compiles without it (config.RETIRED_KEYS); one trained with an observation option on is
+    at its old default compiles without it (retired_keys.RETIRED_KEYS); one trained with an observation option on is
     refused, naming the setting."""
     from ppo_gobigger.config import ConfigError, compile_config, default_config
     from ppo_gobigger.pipeline.learn.checkpoint import load_checkpoint, save_checkpoint

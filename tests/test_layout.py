@@ -13,10 +13,11 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Low to high: a module may import from a lower layer, and from its own group (the same subpackage, or itself),
 # never from a higher one or from another group of its own layer.
 LAYERS = (
-    ('ppo_gobigger.quiet', 'ppo_gobigger.files'),
+    ('ppo_gobigger.quiet', 'ppo_gobigger.files', 'ppo_gobigger.errors'),
     ('ppo_gobigger.envs', ),
     ('ppo_gobigger.model', ),
     ('ppo_gobigger.policy', ),
+    ('ppo_gobigger.retired_keys', ),
     ('ppo_gobigger.config', ),
     ('ppo_gobigger.pipeline.build', 'ppo_gobigger.pipeline.progress', 'ppo_gobigger.pipeline.interrupt',
      'ppo_gobigger.pipeline.threads'),

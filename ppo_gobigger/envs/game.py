@@ -1,12 +1,18 @@
 """The GoBigger game an env config asks for: its st_* preset, the custom_cfg merged into it (unknown keys refused),
-and the length of one whole game in env steps. The game itself is created by the env (gobigger_env.py)."""
+the length of one whole game in env steps, the env configs of collector and evaluator envs, and a game's own state
+of the global `random`. The game itself is created by the env (gobigger_env.py)."""
 
+import contextlib
+import copy
 import math
-from typing import Mapping
+import random
+from typing import Iterator, List, Mapping
 
 import gobigger.configs
 from ding.utils import deep_merge_dicts
 from easydict import EasyDict
+
+from .opponents import POLICY_OPPONENTS
 
 PRESETS = tuple(sorted(name for name in vars(gobigger.configs) if name.startswith('st_')))  # st_tXpY: X teams of Y
 
@@ -45,3 +51,39 @@ def _check_known_keys(custom: Mapping, reference: Mapping, path: str) -> None:
             raise ValueError(f'unknown GoBigger config key {path}.{key}; known keys there: {sorted(reference)}')
         if isinstance(value, Mapping) and isinstance(reference[key], Mapping) and reference[key]:
             _check_known_keys(value, reference[key], f'{path}.{key}')
+
+
+def env_configs(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
+    """``num`` copies of the env config ``cfg``, for collector envs or (``is_evaluator``) evaluator envs."""
+    env_cfg = EasyDict(copy.deepcopy(dict(cfg)))  # cfg itself is left untouched (BaseEnv's version pops from it)
+    env_cfg.is_evaluator = is_evaluator
+    if is_evaluator and env_cfg.get('opponent') in POLICY_OPPONENTS:
+        env_cfg.opponent = 'bot'  # evaluations play fixed opponents, so that curves stay comparable
+    return [copy.deepcopy(env_cfg) for _ in range(num)]
+
+
+class GlobalRandom:
+    """A game's own state of the global `random` module, swapped in around the code that draws from it.
+
+    BotAgent and GoBigger itself (CloneBall.update_direction) draw from the global `random`. Swapping its state
+    (~10 us a step) keeps each game reproducible from its seed even when several envs share a process
+    (BaseEnvManager, an in-process evaluator), and leaves the caller's random stream alone.
+    """
+
+    def __init__(self) -> None:
+        self._state = None  # None before the first seed: a scratch copy of the caller's
+
+    def seed(self, seed: int) -> None:
+        self._state = random.Random(seed).getstate()
+
+    @contextlib.contextmanager
+    def owned(self) -> Iterator[None]:
+        """Run with this game's state of the global `random`, then put the caller's state back."""
+        outside = random.getstate()
+        if self._state is not None:
+            random.setstate(self._state)
+        try:
+            yield
+        finally:
+            self._state = random.getstate()
+            random.setstate(outside)

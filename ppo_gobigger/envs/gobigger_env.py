@@ -18,7 +18,6 @@ bot members are; a team with hold True gives no new action this step (its player
 the decisions of action_repeat), so that the league plays each policy at the decision rate it was trained with.
 """
 
-import contextlib
 import copy
 import logging
 import os
@@ -34,10 +33,10 @@ from easydict import EasyDict
 from .engine import DEFAULT_ENGINE, check_engine, create_game, step_game
 from .actions import ACTION_NUM, check_actions, check_teams_action, from_game_action, to_game_action
 from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
-from .game import STEP_MUL, game_config
+from .game import STEP_MUL, GlobalRandom, env_configs, game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
 from .rewards import TeamReward, check_reward
-from .teams import outcome, player_scores, team_eats
+from .teams import episode_end_info, player_scores
 
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
 # set on each env's own copy of the config by the pipeline, not by users (config.default_config leaves them out)
@@ -140,7 +139,7 @@ class GoBiggerEnv(BaseEnv):
         self._dynamic_seed = True
         self._episode = 0  # episodes started since the last seed()
         self._game_seed: Optional[int] = None
-        self._global_random_state = None  # this game's state of the global `random` (see _own_global_random)
+        self._random = GlobalRandom()  # this game's own state of the global `random` module
         self._player_states = None  # the last raw player_states (opponents act on them); None: reset() needed
         self._episode_returns = np.zeros(len(self._teams))  # per team: the mean of its players' returns
         self._rewards = [TeamReward(cfg.reward, t, cfg.team_spirit) for t in self._teams]
@@ -185,7 +184,7 @@ class GoBiggerEnv(BaseEnv):
         self._episode += 1
         # GoBiggerEnv.seed() swaps in a new random.Random that the managers never see; re-seed theirs in place.
         self._game.server._random.seed(self._game_seed)
-        self._global_random_state = random.Random(self._game_seed).getstate()
+        self._random.seed(self._game_seed)
         if self._opponents is not None:
             self._opponents.reset(self._game_seed)
         self._team_bots = {}
@@ -194,7 +193,7 @@ class GoBiggerEnv(BaseEnv):
         if self._replay_dir is not None:
             self._save_video_of_next_game()
 
-        with self._own_global_random():
+        with self._random.owned():
             global_state, player_states = self._game.reset()
         teams = dict(self._game.get_team_infos())  # {team_id: [player_id, ...]}
         for team, ids in zip(self._teams, self._team_players):
@@ -220,7 +219,7 @@ class GoBiggerEnv(BaseEnv):
                 for ids, team_actions, level, hold in zip(self._team_players, actions, bot_levels, holds)
                 if not (level or hold) for pid, k in zip(ids, team_actions)
             }
-            with self._own_global_random():
+            with self._random.owned():
                 bots = self._bots_of_teams(bot_levels)
                 if self._opponents is not None:
                     bots.append(self._opponents)
@@ -259,7 +258,8 @@ class GoBiggerEnv(BaseEnv):
         reward = rewards if self._policy_opponents else rewards[0]
         info = {}
         if done:
-            info = self._episode_end_info(leaderboard)
+            info = episode_end_info(leaderboard, self._game.server.eats, self._teams, self._team_players,
+                                    self._episode_returns, self._game_seed, self._policy_opponents)
             self._player_states = None
         if self._stand_in is not None:
             info['stand_in_action'] = played  # (A,) the stand-in's moves as action indices: demonstrations
@@ -323,41 +323,8 @@ class GoBiggerEnv(BaseEnv):
 
     def _create_game(self) -> None:
         """Create this env's GoBigger game: the one place a game is made (reset() calls it when there is none)."""
-        with self._own_global_random():  # GoBigger's Server() draws a (then unused) seed from the global `random`
+        with self._random.owned():  # GoBigger's Server() draws a (then unused) seed from the global `random`
             self._game = create_game(self._cfg.preset, self._cfg.custom_cfg, STEP_MUL, self._cfg.engine)
-
-    @contextlib.contextmanager
-    def _own_global_random(self):
-        """Run with this env's own state of the global `random` module, then put the caller's state back.
-
-        BotAgent and GoBigger itself (CloneBall.update_direction) draw from the global `random`. Swapping its state
-        (~10 us a step) keeps each game reproducible from its seed even when several envs share a process
-        (BaseEnvManager, an in-process evaluator), and leaves the caller's random stream alone.
-        """
-        outside = random.getstate()
-        if self._global_random_state is not None:  # None before the first reset: a scratch copy of the caller's
-            random.setstate(self._global_random_state)
-        try:
-            yield
-        finally:
-            self._global_random_state = random.getstate()
-            random.setstate(outside)
-
-    def _episode_end_info(self, leaderboard: Mapping[int, float]) -> Dict[str, Any]:
-        """eval_episode_return plus our team's final standings and what it ate (EAT_COUNTS; both also under
-        'episode_info', which DI-engine's evaluator averages into <key>_mean) and the game's seed; with policy
-        opponents, every team's standings and eat counts under 'teams' as well."""
-        eats = self._game.server.eats  # GoBigger's counters of this game, by player id
-        episode_info = dict(outcome(leaderboard, self._cfg.team_id), **team_eats(eats, self._our_ids))
-        info = dict(eval_episode_return=float(self._episode_returns[0]), **episode_info, episode_info=episode_info,
-                    game_seed=self._game_seed)
-        if self._policy_opponents:
-            info['teams'] = [
-                dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team),
-                     **team_eats(eats, ids))
-                for team, ret, ids in zip(self._teams, self._episode_returns, self._team_players)
-            ]
-        return info
 
     def _save_video_of_next_game(self) -> None:
         # Server.reset() rebuilds its playback from these settings (see the GoBigger note's Replays section)
@@ -375,15 +342,6 @@ class GoBiggerEnv(BaseEnv):
                 logging.warning('closing the GoBigger game failed', exc_info=True)
         self._game = None
         self._player_states = None
-
-
-def env_configs(cfg: Mapping, num: int, is_evaluator: bool) -> List[Mapping]:
-    """``num`` copies of the env config ``cfg``, for collector envs or (``is_evaluator``) evaluator envs."""
-    env_cfg = EasyDict(copy.deepcopy(dict(cfg)))  # cfg itself is left untouched (BaseEnv's version pops from it)
-    env_cfg.is_evaluator = is_evaluator
-    if is_evaluator and env_cfg.get('opponent') in POLICY_OPPONENTS:
-        env_cfg.opponent = 'bot'  # evaluations play fixed opponents, so that curves stay comparable
-    return [copy.deepcopy(env_cfg) for _ in range(num)]
 
 
 ENV_REGISTRY.register('gobigger_ppo', GoBiggerEnv)  # the env type in older saved create_configs (CHANGELOG.md)

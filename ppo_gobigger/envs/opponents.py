@@ -4,7 +4,7 @@
 | -------- | ------------------------------------------------------------------------------------------ |
 | 'bot'    | gobigger.agents.BotAgent(level=bot_level); level 3 flees bigger balls, chases edible thorns, |
 |          | then food. It draws from the global `random` module: the env gives each game its own seeded |
-|          | state of it (GoBiggerEnv._own_global_random).                                              |
+|          | state of it (game.GlobalRandom).                                                            |
 | 'random' | a uniformly random action index per player and step, from a numpy Generator seeded per     |
 |          | episode, played through the action table.                                                  |
 | 'self'   | POLICY_OPPONENTS: the pipeline plays the other teams with policies. The env then takes every |

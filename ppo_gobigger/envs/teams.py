@@ -44,3 +44,20 @@ def team_eats(eats: Mapping[int, Mapping[str, int]], player_ids: Sequence[int]) 
 def player_scores(player_states: Mapping, player_ids: Sequence[int]) -> List[float]:
     """The scores of the given players (in the given order) from GoBigger's player_states."""
     return [float(player_states[pid]['score']) for pid in player_ids]
+
+
+def episode_end_info(leaderboard: Mapping[int, float], eats: Mapping[int, Mapping[str, int]], teams: Sequence[int],
+                     team_players: Sequence[Sequence[int]], returns: Sequence[float], game_seed: int,
+                     every_team: bool) -> Dict[str, Any]:
+    """The env's info at a game's end: eval_episode_return plus the first team's (ours) final standing and what it
+    ate (EAT_COUNTS; both also under 'episode_info', which DI-engine's evaluator averages into <key>_mean) and the
+    game's seed; with ``every_team`` (opponents played by policies), every team's under 'teams' as well.
+
+    teams: GoBigger team ids in the caller's order, ours first; team_players: their player ids; returns: each team's
+    return so far (the mean of its players')."""
+    episode_info = dict(outcome(leaderboard, teams[0]), **team_eats(eats, team_players[0]))
+    info = dict(eval_episode_return=float(returns[0]), **episode_info, episode_info=episode_info, game_seed=game_seed)
+    if every_team:
+        info['teams'] = [dict(team_id=team, eval_episode_return=float(ret), **outcome(leaderboard, team),
+                              **team_eats(eats, ids)) for team, ret, ids in zip(teams, returns, team_players)]
+    return info

@@ -1,4 +1,5 @@
-"""Rollout workers and the evaluator as Ray actors: distributed.backend = 'ray' (the Ape-X / parameter-server shape).
+"""Rollout workers as Ray actors, and the driver that runs them with the evaluator actor (ray_evaluator.py):
+distributed.backend = 'ray' (the Ape-X / parameter-server shape).
 
     driver (this process)                         Ray actors, on any machine of the cluster
     Learner, policy in learn mode (GPU if any)    RolloutWorker x num_workers: an env manager with its share of
@@ -18,7 +19,6 @@ worker_collect_s (the slowest worker's collection time), weights_bytes, weights_
 (slowest worker: fetch + load), rollout_bytes, rollout_get_s (driver: fetch and deserialise every worker's
 rollout) and concat_s (joining them).
 """
-import copy
 import logging
 import os
 import time
@@ -33,29 +33,15 @@ from easydict import EasyDict
 from ray.exceptions import RayActorError
 
 from ...config import ConfigError
-from ...quiet import silence_third_party_noise
-from ..interrupt import TrainingInterrupted
 from ..play.collector import COUNTERS, RolloutCollector, share_config, split_envs
 from ..play.env_manager import build_env_managers, close_env_manager
-from ..play.evaluator import Evaluator, append_report
 from ..build import build_policy, set_global_seed
+from .ray_common import MAX_FAILURES_IN_A_ROW, RUNTIME_ENV, WeightPublisher, close_actors, get
+from .ray_evaluator import RayEvaluator
 
 logger = logging.getLogger('ppo_gobigger')
-MAX_FAILURES_IN_A_ROW = 3  # deaths of one worker (or of the evaluator) with no good result between them
-CLOSE_TIMEOUT_S = 30  # for an actor to close its envs before it is killed
 # padding of a worker's rollout to the longest: what collector._padding_transition puts there (zeros, a trajectory end)
 PAD_VALUES = {'done': True, 'cut': True}
-# every actor process silences the notices this one does (quiet.py) before it imports anything of ours
-_QUIET = silence_third_party_noise
-# and their torch threads wait passively (quiet.passive_openmp_waits), set before the process starts
-RUNTIME_ENV = {'worker_process_setup_hook': f'{_QUIET.__module__}.{_QUIET.__name__}',
-               'env_vars': {'OMP_WAIT_POLICY': os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')}}
-
-
-def _cpu_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
-    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
-
-
 class RolloutWorker:
     """A Ray actor: the collector envs ``envs`` (global indices) in an env manager, and a CPU policy."""
 
@@ -102,47 +88,7 @@ class RolloutWorker:
         close_env_manager(self._env)
 
 
-class EvaluatorActor:
-    """A Ray actor: the evaluator envs in an env manager, the Evaluator and a CPU policy in eval mode."""
-
-    def __init__(self, cfg: EasyDict, create_cfg: EasyDict) -> None:
-        torch.set_num_threads(cfg.policy.torch_threads)  # as RolloutWorker: its process is its own
-        cfg = copy.deepcopy(cfg)
-        cfg.policy.cuda = False
-        _, self._env = build_env_managers(cfg, create_cfg, collect=False)
-        policy, self._model = build_policy(cfg, create_cfg, enable_field=['eval'])
-        self._env.launch()
-        self._evaluator = Evaluator(self._env, policy.eval_mode, cfg.env.n_evaluator_episode, cfg.seed)
-
-    def eval(self, weights: List[ray.ObjectRef], train_iter: int, collector_envstep: int) -> Dict[str, Any]:
-        self._model.load_state_dict(ray.get(weights[0]))
-        return self._evaluator.eval(train_iter, collector_envstep)
-
-    def close(self) -> None:
-        close_env_manager(self._env)
-
-
 RemoteRolloutWorker = ray.remote(RolloutWorker)
-RemoteEvaluator = ray.remote(EvaluatorActor)
-
-
-class WeightPublisher:
-    """Puts the driver's model into the object store once per version (train_iter) and hands out the ref."""
-
-    def __init__(self, model: torch.nn.Module, version: Callable[[], int]) -> None:
-        self._model = model
-        self._version = version
-        self._published: Optional[Tuple[int, ray.ObjectRef]] = None
-        self.bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
-        self.last_put_s = 0.0  # time of the latest ray.put
-
-    def publish(self) -> ray.ObjectRef:
-        version = self._version()
-        if self._published is None or self._published[0] != version:
-            start = time.perf_counter()
-            self._published = (version, ray.put(_cpu_state(self._model)))
-            self.last_put_s = time.perf_counter() - start
-        return self._published[1]
 
 
 def concat_rollouts(rollouts: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -224,9 +170,9 @@ class RayCollector:
             rollout_get_s = 0.0
             for w, (stats_ref, rollout_ref) in enumerate(calls):
                 try:
-                    worker_stats = _get(stats_ref)
+                    worker_stats = get(stats_ref)
                     fetch_start = time.perf_counter()
-                    rollouts.append(_get(rollout_ref))
+                    rollouts.append(get(rollout_ref))
                     rollout_get_s += time.perf_counter() - fetch_start
                 except RayActorError as e:
                     self._replace_worker(w, e)
@@ -262,68 +208,7 @@ class RayCollector:
         return {**self._totals, **self._last}
 
     def close(self) -> None:
-        _close_actors(self.workers)
-
-
-class RayEvaluator:
-    """The driver's view of the evaluator actor, with Evaluator's interface; the reports go to evaluator.jsonl."""
-
-    def __init__(self, cfg: EasyDict, create_cfg: EasyDict, publisher: WeightPublisher, report_path: str,
-                 run_tag: str) -> None:
-        self._cfg = cfg
-        self._create_cfg = create_cfg
-        self._publisher = publisher
-        self._report_path = report_path
-        self._run_tag = run_tag
-        self._incarnation = 0
-        self.actor = self._start()
-        self.restarts = 0
-
-    def _start(self):
-        # no CPU reserved: it plays while the rollout workers wait for the learner
-        name = f'evaluator.{self._incarnation}-{self._run_tag}'
-        return RemoteEvaluator.options(name=name, num_cpus=0).remote(self._cfg, self._create_cfg)
-
-    def eval(self, train_iter: int, collector_envstep: int) -> Dict[str, Any]:
-        failures = 0
-        while True:
-            try:
-                report = _get(self.actor.eval.remote([self._publisher.publish()], train_iter, collector_envstep))
-                break
-            except RayActorError as e:
-                failures += 1
-                if failures > MAX_FAILURES_IN_A_ROW:
-                    raise RuntimeError(f'the evaluator actor died {failures} times in a row; the last: {e}') from e
-                logger.warning(f'the evaluator actor died; a new one plays the evaluation again: {e}')
-                ray.kill(self.actor, no_restart=True)
-                self._incarnation += 1
-                self.actor = self._start()
-                self.restarts += 1
-        append_report(self._report_path, report)
-        return report
-
-    def close(self) -> None:
-        _close_actors([self.actor])
-
-
-def _get(ref: ray.ObjectRef) -> Any:
-    """ray.get in the driver. Ctrl+C / SIGTERM raise TrainingInterrupted inside Ray's wait (interrupt.py); when the
-    signal lands while Ray deserialises a result, Ray wraps it in a SystemError: unwrap it, so that the run still
-    stops with its checkpoint."""
-    try:
-        return ray.get(ref)
-    except SystemError as e:
-        if isinstance(e.__cause__, TrainingInterrupted):
-            raise e.__cause__ from None
-        raise
-
-
-def _close_actors(actors: List[Any]) -> None:
-    """Ask each actor to close its envs (a collect under way finishes first), then end its process."""
-    pending = [actor.close.remote() for actor in actors]
-    ray.wait(pending, num_returns=len(pending), timeout=CLOSE_TIMEOUT_S)
-    for actor in actors:
-        ray.kill(actor, no_restart=True)
+        close_actors(self.workers)
 
 
 class RayWorkers:

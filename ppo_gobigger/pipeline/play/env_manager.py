@@ -19,7 +19,7 @@ from ding.envs.env_manager.base_env_manager import EnvState
 from ding.utils import PropagatingThread
 from easydict import EasyDict
 
-from ...envs.gobigger_env import env_configs
+from ...envs.game import env_configs
 
 logger = logging.getLogger('ppo_gobigger')
 MAX_FAILURES_IN_A_ROW = 3  # failed steps of one env with no good step between them before training stops
