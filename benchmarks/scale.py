@@ -71,7 +71,7 @@ def run_backend(cfg, create_cfg, backend: str, iterations: int) -> Dict:
                 rollout = collector.collect()
                 collect_s = time.perf_counter() - collect_start
                 learn_start = time.perf_counter()
-                learner.train(rollout, collector.envstep, 0.0, collector.info())
+                learner.train(rollout, collector.envstep, collector.info())
                 learn_s = time.perf_counter() - learn_start
                 row = dict(env_steps=collector.envstep - before, collect_s=collect_s, learn_s=learn_s)
                 if backend == 'ray':
