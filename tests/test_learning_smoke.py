@@ -47,6 +47,7 @@ SETTING = [
     'policy.learn.gae_lambda=0.8',
     'policy.learn.entropy_weight=0.005',
     f'policy.eval.evaluator.eval_freq={MAX_ENV_STEP}',  # two evaluations: untrained (env step 0) and final
+    'policy.learn.torch_threads=1',  # one learner thread: the same updates however many cores the machine has
 ]
 
 
