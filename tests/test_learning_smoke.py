@@ -3,17 +3,17 @@
 The setting is small: st_t2p2 games of 400 frames (50 decisions) in which every player starts with a score of 1,000
 instead of 13,000 (below the 3,200 a player needs to eject and the 3,600 to split: the team's score grows by what it
 eats), against the fixed random opponent, one process, a model of hidden size 32, 4,800 env steps of PPO (12
-iterations); about 16 s of pytest on one core.
+iterations) on one learner thread, so that the updates are the same on any machine; about 16 s of pytest.
 
 The measure is our team's score gain in a game (its final score minus the 2 x 1,000 it starts with: the food and
 balls it ate), the mean over the same 8 held-out games played greedily: the run's evaluation before its first update
 (the untrained weights of the same seed) and its final one. The trained gain must be at least twice the untrained
-one. Measured on one core (2026-12-06; untrained -> trained gain): seed 0, the seed below, 812 -> 3,692 (4.5x; with
-2 learner threads, as on 2 cores, 3,588); seeds 1-5: 4.1x, 5.9x, 5.7x, 11.0x, 3.4x. The greedy score ratio against
+one. Measured (2026-12-06; untrained -> trained gain): seed 0, the seed below, 812 -> 3,692 (4.5x); seeds 1-5: 4.1x,
+5.9x, 5.7x, 11.0x, 3.4x. The greedy score ratio against
 the random players (whose score starts at the same 2,000) is not the measure: it moved 1.9-2.7x over those 6 seeds.
 
 With the advantage's sign flipped (gobigger_ppo.py, ``advantage = -gae(...)``) this test fails: seed 0's gain went
-812 -> 862 (1.1x; with 2 learner threads 1,384, 1.7x). Seeds 1-3 and 5 flipped: 0.5-1.6x; seed 4, whose untrained
+812 -> 862 (1.1x). Seeds 1-3 and 5 flipped: 0.5-1.6x; seed 4, whose untrained
 team ate least (325), reached 6.2x flipped: a seed with so low a start would not tell the two apart.
 """
 import json
