@@ -1,8 +1,8 @@
 """Progress of a phase that takes more than a few seconds: a tqdm bar on a terminal, log lines elsewhere.
 
-One mechanism for the training run (monitor/training.py) and each evaluation (play/evaluator.py). ``progress`` None shows the bar when stderr, where the
-bar and the log go, is a terminal; True always; False never (--no-progress). While a bar is shown, log lines are
-written above it instead of through it. Without a bar, a phase logs the bar's figures at least every LOG_EVERY_S
+One mechanism for the training run (monitor/training.py) and each evaluation (play/evaluator.py). ``progress`` None
+shows the bar when stderr, where the bar and the log go, is a terminal; True always; False never (--no-progress).
+While a bar is shown, log lines are written above it instead of through it. Without a bar, a phase logs the bar's figures at least every LOG_EVERY_S
 seconds, so that a log file never goes quiet for long.
 """
 import contextlib

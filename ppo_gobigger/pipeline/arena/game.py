@@ -1,6 +1,7 @@
 """A GoBigger game in which checkpoints' policies play every player but (optionally) one a person controls.
 
-The game is GoBigger's own env (envs.engine.create_game, the default engine) on the checkpoints' preset. Each checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
+The game is GoBigger's own env (envs.engine.create_game, the default engine) on the checkpoints' preset. Each
+checkpoint plays its teams' players greedily (each player's most likely action, as the league tool and the
 evaluator play), from the same features it was trained on (envs/features.py), deciding on every
 env.action_repeat-th GoBigger step it was trained with; in between its players keep moving, as in training. The
 person's player (``human_id``) is left out of its team's policy actions and takes a GoBigger action

@@ -53,7 +53,8 @@ class LocalWorkers:
         self._collector_env.launch()
         envs, teams_per_env = self._collector_env, 1
         if self._cfg.env.opponent in POLICY_OPPONENTS:  # the other teams are played here: see league/team_play.py
-            envs = TeamPlay(envs, self._policy.collect_mode, team_num(self._cfg.env), self._league, self._policy.collect_mode.get_attribute('device'))
+            envs = TeamPlay(envs, self._policy.collect_mode, team_num(self._cfg.env), self._league,
+                            self._policy.collect_mode.get_attribute('device'))
             teams_per_env = envs.teams_per_env
         collector = RolloutCollector(envs, self._policy.collect_mode, self._cfg.policy.collect.n_sample, teams_per_env)
         collector.env_episodes = self._first_episodes[self._envs.start:self._envs.stop]
