@@ -10,11 +10,12 @@ Layout, along the data path; a module imports only from the lines above its own,
     envs/       a GoBigger game -> fixed-shape features, the action table, opponents (DI-engine env)
     model/      shared encoder -> actor and critic heads
     policy/     PPO's learn / collect / eval modes and its math
-    config.py   the complete default config, assembled from the classes above, and the checks of a user's config
+    config.py   the complete default config (the recipe), assembled from the classes above, and the checks of a
+                user's config; retired_keys.py drops the keys since removed from saved configs
     pipeline/   play, learn, distributed, monitor, then the training loop (pipeline/__init__.py has the map)
     cli.py, config_reference.py   the command lines and the generated config reference
-quiet.py imports nothing of ours: the entry points call it first. files.py (every file written atomically) imports
-nothing of ours either. config/ (beside this package) is data only.
+quiet.py imports nothing of ours: the entry points call it first. files.py (every file written atomically) and
+errors.py (ConfigError) import nothing of ours either. config/ (beside this package) is data only.
 """
 __version__ = '0.1.0'
 
