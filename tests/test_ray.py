@@ -128,6 +128,7 @@ def test_a_killed_worker_is_replaced_and_training_finishes(cluster, tmp_path):
     ('distributed.backend="spark"', "unknown distributed.backend 'spark': choose one of local, ray"),
     ('distributed.num_workers=3', r'distributed.num_workers \(3\) must be between 1 and env.collector_env_num \(2\)'),
     ('distributed.num_workers=0', r'distributed.num_workers \(0\) must be between 1'),
+    ('distributed.worker_cpus=-1.0', r'distributed.worker_cpus must be >= 0, got -1.0'),
 ])
 def test_bad_settings_name_the_value(override, message):
     main_config, create_config = small_config('unused', *RAY_SMALL, override)

@@ -191,6 +191,17 @@ def test_eval_entry_prints_the_report_and_rejects_bad_checkpoints(trained, tmp_p
         load_checkpoint(str(foreign))
 
 
+def test_max_train_iter_stops_at_the_first_iteration_that_reaches_it(tmp_path):
+    """max_train_iter counts gradient updates (4 an iteration here: 2 epochs of 2 minibatches): the run stops after
+    the iteration that reaches it, whatever env steps are left."""
+    from ppo_gobigger import train
+    main_config, create_config = small_config(tmp_path / 'run', 'max_env_step=100000',
+                                              'policy.eval.evaluator.eval_freq=100000', 'env.manager.type=base')
+    train(main_config, create_config, seed=0, max_train_iter=6, progress=False)
+    assert [(r['train_iter'], r['envstep']) for r in read_jsonl(tmp_path / 'run' / 'learner.jsonl')] == \
+        [(4, 256), (8, 512)]
+
+
 def test_train_entry_rejects_a_bad_key_before_starting(tmp_path):
     out = _run_entry('entry/train_gobigger.py', '--exp-name', str(tmp_path / 'x'), '--set', 'policy.learn.lr=0.1')
     assert out.returncode != 0
