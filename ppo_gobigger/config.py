@@ -175,8 +175,9 @@ def compile_config(main_config: Dict, create_config: Optional[Dict] = None) -> T
                                      ('create_config.env_manager', )))
     defaults = default_config()
     cfg = EasyDict(_merge_checked(defaults, drop_retired_keys(main_config or {}, defaults), '', FREE_FORM))
-    # the manager's type is create_config.env_manager's (DI-engine's convention); env.manager.type overrides it
-    cfg.env.manager = _manager_config({'type': create.env_manager.type, **(cfg.env.manager or {})})
+    # the manager is create_config.env_manager (DI-engine's convention: its type, maybe more keys) with env.manager
+    # over it, so that a --set env.manager.type overrides the file's type
+    cfg.env.manager = _manager_config({**create.env_manager, **(cfg.env.manager or {})})
     create.env_manager = EasyDict(type=cfg.env.manager.type)
     _check_consistency(cfg)
     _check_env(cfg, create)
