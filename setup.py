@@ -32,7 +32,8 @@ setup(
         'opencv-python',  # reading replays back; GoBigger writes them with it (and requires this non-headless build)
     ],
     extras_require={
-        'test': ['pytest', 'tensorboard'],  # tensorboard: the tests read the event files back with its loader
+        # tensorboard: the tests read the event files back with its loader; psutil: benchmarks/throughput.py's CPU times
+        'test': ['pytest', 'tensorboard', 'psutil'],
         'ray': ['ray>=2.9'],  # distributed.backend='ray': rollout workers as Ray actors (docs/scaling.md)
     },
     entry_points={

@@ -1,5 +1,6 @@
 """The raw rate of benchmarks/throughput.py: env_num processes, each stepping the config's GoBigger game with its
-opponents and no features, model or learning (see throughput.py's docstring), and their per-step costs."""
+opponents and no features, model or learning (see throughput.py's docstring), and their per-step costs. Opponents
+that the trainer plays with policies ('self', 'league') are GoBigger's bots of env.bot_level here."""
 import multiprocessing
 import random
 import time
@@ -14,7 +15,7 @@ from ppo_gobigger.envs.actions import ACTION_NUM, to_game_action
 from ppo_gobigger.envs.engine import create_game
 from ppo_gobigger.envs.features import GameConsts, team_features
 from ppo_gobigger.envs.game import STEP_MUL
-from ppo_gobigger.envs.opponents import Opponents
+from ppo_gobigger.envs.opponents import POLICY_OPPONENTS, Opponents
 
 FEATURE_EVERY = 8  # worker 0 featurises every 8th state (its feature time is left out of its rate)
 
@@ -30,13 +31,14 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
     consts = GameConsts.from_game_cfg(game_cfg)
     A, team = consts.player_num_per_team, 0  # our team is team 0: players 0 .. A-1
     our_ids = list(range(A))
-    opponents = Opponents(env_cfg.opponent, [p for p in range(consts.team_num * A) if p not in our_ids],
-                          env_cfg.bot_level, env_cfg.engine)
+    opponent = 'bot' if env_cfg.opponent in POLICY_OPPONENTS else env_cfg.opponent  # raw: no policy anywhere
+    opponents = Opponents(opponent, [p for p in range(consts.team_num * A) if p not in our_ids], env_cfg.bot_level,
+                          env_cfg.engine)
     our_bots = Opponents('bot', our_ids, env_cfg.bot_level, env_cfg.engine) if our_side == 'bots' else None
     game = create_game(env_cfg.preset, env_cfg.custom_cfg, STEP_MUL, env_cfg.engine)  # training's engine
     t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
     deadline = time.perf_counter() + seconds
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     done = True
     while time.perf_counter() < deadline:
         t0 = time.perf_counter()
@@ -68,6 +70,7 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
             t['features_s'] += time.perf_counter() - t2
             t['featurised_steps'] += 1
     t['active_s'] = time.perf_counter() - start - t['features_s']
+    t['cpu_s'] = time.process_time() - cpu_start - t['features_s']  # features: wall ~ CPU in one worker's loop
     game.close()
     out.put(t)
 
@@ -91,6 +94,7 @@ def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int, our_side
     return dict(
         our_side=our_side, env_steps=steps,
         env_steps_per_s=sum(w['steps'] / w['active_s'] for w in per_worker),
+        cpu_ms_per_step=1e3 * sum(w['cpu_s'] for w in per_worker) / steps,  # game + bots, CPU of one core
         game_step_ms=1e3 * total['game_s'] / steps,
         opponents_step_ms=1e3 * total['opponents_s'] / steps,
         reset_ms_per_step=1e3 * total['reset_s'] / steps,

@@ -61,3 +61,30 @@ def test_head_to_head_plays_each_pair_once_on_the_final_games(tmp_path, monkeypa
         raise AssertionError('a pair already in the results file was played again')
     monkeypatch.setattr(h2h, 'head_to_head', played_again)
     assert h2h.play_pairs(agents, earlier, 2, 1, path, short)['pairs'] == result['pairs']
+
+
+def test_throughput_times_the_default_league_config_with_the_cpu_of_each_part(monkeypatch):
+    """throughput.py on the default config (a league: the trainer plays the other teams): the raw rate puts bots on
+    every team, the training rate goes through the league's team play, and every part's CPU is counted."""
+    monkeypatch.syspath_prepend(BENCHMARKS)
+    import throughput
+    from ppo_gobigger.cli import DEFAULT_CONFIG
+    from ppo_gobigger.config import apply_overrides, compile_config, load_config_file
+
+    main_config, create_config = load_config_file(DEFAULT_CONFIG)
+    small = ['env.custom_cfg.frame_limit=200', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+             'policy.collect.n_sample=64', 'policy.learn.batch_size=64', 'policy.model.hidden_size=32']
+    cfg, create_cfg = compile_config(apply_overrides(main_config, small), create_config)
+    assert cfg.env.opponent == 'league' and cfg.env.manager.type == 'subprocess'
+    raw = throughput.measure_raw(cfg.env, 1, 1.0, cfg.seed, our_side='bots')
+    assert raw['env_steps'] > 0 and raw['cpu_ms_per_step'] > 0
+    for overlap in (False, True):
+        train = throughput.measure_training(cfg, create_cfg, 2, 1 if not overlap else 0, overlap=overlap)
+        assert train['env_steps'] == 2 * 64 and train['overlap'] is overlap and train['env_steps_per_s'] > 0
+        cpu = train['cpu_ms_per_step']
+        assert cpu['envs'] > 0 and cpu['inference'] > 0  # the env processes' and the forward passes' CPU
+        assert (cpu['learning'] > 0) is not overlap  # overlapped, learning shares the collection's time
+        if not overlap:  # one evaluation game, against the bots, with its own CPU
+            evaluation = train['evaluation']
+            assert evaluation['env_steps'] > 0 and evaluation['cpu_ms_per_step']['envs'] > 0
+    assert train['learn_s'] and len(train['collect_s']) == 2
