@@ -195,7 +195,8 @@ def breakdown_rows(raw: Dict, raw_bots: Dict, train: Dict) -> List[tuple]:
     rows += [(name, 1e3 * seconds / steps, 'ms/step', share(seconds)) for name, seconds in parts]
     cpu = train['cpu_ms_per_step']
     rows += [(f'CPU: {name}', cpu[key], 'core-ms', note) for name, key, note in (
-        ('env processes', 'envs', f'raw game + bots, bots everywhere: {raw_bots["cpu_ms_per_step"]:.3f}'),
+        ('env processes', 'envs', f'raw game + bots, bots everywhere: {raw_bots["cpu_ms_per_step"]:.3f}; our '
+         f'features: {raw_bots["features_cpu_ms_per_step"]:.3f}'),
         ('inference (forward)', 'inference', ''), ('collector bookkeeping', 'collector_other', 'IPC, league play'),
         ('learning', 'learning', ''))]
     if train['evaluation'] is not None:

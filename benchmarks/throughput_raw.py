@@ -36,7 +36,8 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
                           env_cfg.engine)
     our_bots = Opponents('bot', our_ids, env_cfg.bot_level, env_cfg.engine) if our_side == 'bots' else None
     game = create_game(env_cfg.preset, env_cfg.custom_cfg, STEP_MUL, env_cfg.engine)  # training's engine
-    t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, featurised_steps=0)
+    t = dict(steps=0, resets=0, game_s=0.0, opponents_s=0.0, reset_s=0.0, features_s=0.0, features_cpu_s=0.0,
+             featurised_steps=0)
     deadline = time.perf_counter() + seconds
     start, cpu_start = time.perf_counter(), time.process_time()
     done = True
@@ -63,14 +64,15 @@ def raw_worker(env_cfg: Dict, our_side: str, seconds: float, seed: int, time_fea
             t['game_s'] += time.perf_counter() - t1
             if done:
                 break
-        t2 = time.perf_counter()
+        t2, cpu2 = time.perf_counter(), time.process_time()
         t['steps'] += 1
         if time_features and t['steps'] % FEATURE_EVERY == 0:
             team_features(global_state, states, our_ids, team, consts)
             t['features_s'] += time.perf_counter() - t2
+            t['features_cpu_s'] += time.process_time() - cpu2
             t['featurised_steps'] += 1
     t['active_s'] = time.perf_counter() - start - t['features_s']
-    t['cpu_s'] = time.process_time() - cpu_start - t['features_s']  # features: wall ~ CPU in one worker's loop
+    t['cpu_s'] = time.process_time() - cpu_start - t['features_cpu_s']
     game.close()
     out.put(t)
 
@@ -100,6 +102,7 @@ def measure_raw(env_cfg: Dict, env_num: int, seconds: float, seed: int, our_side
         reset_ms_per_step=1e3 * total['reset_s'] / steps,
         other_ms_per_step=1e3 * (total['active_s'] - total['game_s'] - total['opponents_s'] - total['reset_s']) / steps,
         features_step_ms=1e3 * first['features_s'] / first['featurised_steps'],
+        features_cpu_ms_per_step=1e3 * first['features_cpu_s'] / first['featurised_steps'],
         featurised_steps=first['featurised_steps'],
         per_worker_steps=[w['steps'] for w in per_worker],
     )
