@@ -46,9 +46,10 @@ class Tactics:
     split_max_clones: int = 4  # no split attack once we own this many balls
     safe_range: float = 14.0  # no split or thorns when an enemy that could eat the pieces is this near
     lead_time: float = 0.35  # seconds of the target's velocity added to its position when aiming a split
-    merge_spread: float = 3.0  # merge when our balls' mean distance from their centre exceeds this ...
+    merge_spread: float = 3.0  # merge when our balls' edges are on average this far off their centre ...
     merge_min_clones: int = 3  # ... and we own at least this many balls, RECOMBINE_FRAMES after our last split
     thorn_margin: float = 1.35  # go for thorns only if our biggest ball's score is > this x the thorns ball's
+    thorn_safe_range: float = 8.0  # ... and no enemy that could eat the pieces it bursts into is this near
     food_cluster_radius: float = 3.0  # food within this distance of a food ball counts to its cluster
 
 
@@ -97,11 +98,12 @@ class ScriptedAgent:
         self.border = border  # map (width, height); None: no wall term
         self.frames_per_step = frames_per_step  # game frames between two calls of step (GoBigger's step_mul)
         self._frame = 0
-        self._last_split: Optional[int] = None
+        self._last_split: Optional[int] = None  # frame of our last split (ours, or a thorns ball's burst)
+        self._clones = 0  # how many balls we owned at the last step
 
     def reset(self, seed: int = 0) -> None:
         """Start a game (the agent draws no random numbers: the seed is accepted for the Opponents interface)."""
-        self._frame, self._last_split = 0, None
+        self._frame, self._last_split, self._clones = 0, None, 0
 
     def step(self, state: Mapping, allies: Sequence[Mapping] = ()) -> List:
         """GoBigger action [x, y, action_type] for the player whose player_state is ``state``; ``allies`` are its
@@ -122,6 +124,9 @@ class ScriptedAgent:
             return [0.0, 0.0, 0]
         enemies = balls[balls[:, 9] != team]
         friends = balls[(balls[:, 9] == team) & (balls[:, 8] != self.player_id)]
+        if len(mine) > self._clones > 0:  # a split or a burst on thorns: no merging for RECOMBINE_FRAMES
+            self._last_split = self._frame
+        self._clones = len(mine)
         pos, score = mine[:, :2], mine[:, 3]  # (M, 2), (M,)
         centre = (pos * score[:, None]).sum(0) / score.sum()
         big = mine[np.argmax(score)]
@@ -133,7 +138,7 @@ class ScriptedAgent:
                 ally = friends[np.argmax(friends[:, 3])]
                 if ally[3] > threat / EAT_RATIO:  # a teammate the threat cannot eat: hide beside it
                     move = move + t.regroup_weight * float(np.hypot(*flee)) * _unit(ally[:2] - centre)
-            return self._move(move, centre)
+            return self._move(self._slide(move, centre), centre)
 
         prey = enemies[enemies[:, 3] * t.hunt_margin < big[3]] if len(enemies) else enemies
         if len(prey):
@@ -188,6 +193,20 @@ class ScriptedAgent:
         near = lambda d: max(0.0, 1.0 - d / t.wall_range) * t.wall_weight  # noqa: E731
         return np.array([near(x) - near(w - x), near(y) - near(h - y)])
 
+    def _slide(self, move: np.ndarray, centre: np.ndarray) -> np.ndarray:
+        """A flee move (2,) that still points into a wall nearer than wall_range turns along it: its part into the
+        wall goes to the other axis, on the side the move already leans to (else towards the map's middle)."""
+        if self.border is None:
+            return move
+        out, near = move.copy(), self.tactics.wall_range
+        for axis in (0, 1):
+            size, c, other = self.border[axis], centre[axis], 1 - axis
+            if (c < near and move[axis] < 0) or (size - c < near and move[axis] > 0):
+                side = np.sign(move[other]) or np.sign(self.border[other] / 2 - centre[other]) or 1.0
+                out[other] += side * abs(move[axis])
+                out[axis] = 0.0
+        return out
+
     def _split_target(self, big: np.ndarray, prey: np.ndarray, dist: np.ndarray, enemies: np.ndarray, clones: int,
                       can_split: bool) -> Optional[np.ndarray]:
         """Where to aim a split attack from our biggest ball (2,), or None. prey: (P, 10) enemy balls we can eat,
@@ -213,12 +232,13 @@ class ScriptedAgent:
             return False
         if self._last_split is not None and self._frame - self._last_split < RECOMBINE_FRAMES:
             return False
-        spread = float((np.hypot(*(mine[:, :2] - centre).T) * mine[:, 3]).sum() / mine[:, 3].sum())
+        gap = np.hypot(*(mine[:, :2] - centre).T) - mine[:, 2]  # (M,) how far each ball's edge is off the centre
+        spread = float((gap * mine[:, 3]).sum() / mine[:, 3].sum())
         return spread > t.merge_spread
 
     def _thorn_target(self, big: np.ndarray, thorns: np.ndarray, enemies: np.ndarray) -> Optional[np.ndarray]:
         """The nearest thorns ball (position (2,)) our biggest ball can eat, unless an enemy that could eat the
-        pieces it bursts into (up to THORN_PIECE_MAX) is within safe_range; else None."""
+        pieces it bursts into (up to THORN_PIECE_MAX) is within thorn_safe_range; else None."""
         t = self.tactics
         edible = thorns[thorns[:, 3] * t.thorn_margin < big[3]] if len(thorns) else thorns
         if len(edible) == 0:
@@ -226,7 +246,7 @@ class ScriptedAgent:
         piece = min(THORN_PIECE_MAX, big[3] / 4)
         if len(enemies):
             eaters = enemies[enemies[:, 3] > EAT_RATIO * piece]
-            if len(eaters) and np.hypot(*(eaters[:, :2] - big[:2]).T).min() < t.safe_range:
+            if len(eaters) and np.hypot(*(eaters[:, :2] - big[:2]).T).min() < t.thorn_safe_range:
                 return None
         return edible[int(np.argmin(np.hypot(*(edible[:, :2] - big[:2]).T))), :2]
 
