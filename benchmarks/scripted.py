@@ -60,7 +60,8 @@ def main() -> None:
         infos.append(info)
         print(f'seed {seed}: win={info["win"]} rank={info["rank"]} ours={info["final_score"]:.0f} '
               f'best_other={info["opponent_score"]:.0f} ratio={info["score_ratio"]:.2f} '
-              f'ate_other_teams={info["ate_other_teams"]} eaten={info["eaten"]} thorns={info["ate_thorns"]}', flush=True)
+              f'ate_other_teams={info["ate_other_teams"]} eaten={info["eaten"]} thorns={info["ate_thorns"]}',
+              flush=True)
     who = f'{args.stand_in}/{args.variant}' if args.stand_in == 'scripted' else f'{args.stand_in}'
     print(f'{who} vs level-{args.bot_level} bots, {args.preset}, {args.frame_limit} frames: {summary(infos)} '
           f'({time.time() - start:.0f} s)')

@@ -159,7 +159,8 @@ class ScriptedAgent:
         return self._move(self._food_target(centre, _rows(state, 'food', 4)) - centre, centre)
 
     def _flee_field(self, mine: np.ndarray, enemies: np.ndarray) -> Tuple[np.ndarray, float, float]:
-        """(push (2,), closeness of the worst threat in [0, 1], score of the biggest threat in range). Each enemy
+        """(push (2,), closeness of the worst threat in [0, 1] (less for a ball under half our biggest: pieces
+        alone do not make the player flee), score of the biggest threat in range). Each enemy
         ball e that can eat our ball m pushes m's way, weighted by m's share of our score, min(s_e / s_m, 4) and
         (1 - gap / range)^2, gap = |p_m - p_e| - r_e and range = flee_range (+ part of e's split reach if half of e
         could still eat m)."""
@@ -179,7 +180,7 @@ class ScriptedAgent:
             close = np.clip(1.0 - (dist - eaters[:, 2]) / (t.flee_range + reach), 0.0, 1.0)  # (E,)
             weight = np.minimum(eaters[:, 3] / m[3], 4.0) * close**2 * (m[3] / total)
             push += (away / dist[:, None] * weight[:, None]).sum(0)
-            worst = max(worst, float(close.max()))
+            worst = max(worst, float(close.max()) * min(1.0, 2.0 * m[3] / mine[:, 3].max()))
             if close.max() > 0:
                 threat = max(threat, float(eaters[close > 0, 3].max()))
         return push, worst, threat
