@@ -1,18 +1,18 @@
 """Opponents: who plays the teams we do not control.
 
-| kind     | behaviour                                                                                  |
-| -------- | ------------------------------------------------------------------------------------------ |
-| 'bot'    | gobigger.agents.BotAgent(level=bot_level); level 3 flees bigger balls, chases edible thorns, |
-|          | then food. It draws from the global `random` module: the env gives each game its own seeded |
-|          | state of it (game.GlobalRandom).                                                            |
-| 'random' | a uniformly random action index per player and step, from a numpy Generator seeded per     |
-|          | episode, played through the action table.                                                  |
-| 'scripted' | scripted.ScriptedAgent with the Tactics of the env's scripted_variant (scripted.py's           |
-|          | SCRIPTED_VARIANTS): flees, split-attacks, hunts, merges, eats thorns, then food; it also sees |
-|          | its teammates' views.                                                                       |
-| 'self'   | POLICY_OPPONENTS: the pipeline plays the other teams with policies. The env then takes every |
-| 'league' | team's actions and reports every team's view and reward (GoBiggerEnv's docstring); a team    |
-|          | may be handed to the env's bots of a level step by step (a league's bot members).            |
+| kind       | behaviour                                                                                   |
+| ---------- | ------------------------------------------------------------------------------------------- |
+| 'bot'      | gobigger.agents.BotAgent(level=bot_level); level 3 flees bigger balls, chases edible thorns, |
+|            | then food. It draws from the global `random` module: the env gives each game its own seeded |
+|            | state of it (game.GlobalRandom).                                                            |
+| 'random'   | a uniformly random action index per player and step, from a numpy Generator seeded per      |
+|            | episode, played through the action table.                                                   |
+| 'scripted' | scripted.ScriptedAgent with the Tactics of the env's scripted_variant (scripted.py's        |
+|            | SCRIPTED_VARIANTS): flees, split-attacks, hunts, merges, eats thorns, then food; it also sees |
+|            | its teammates' views.                                                                       |
+| 'self'     | POLICY_OPPONENTS: the pipeline plays the other teams with policies. The env then takes every |
+| 'league'   | team's actions and reports every team's view and reward (GoBiggerEnv's docstring); a team   |
+|            | may be handed to the env's bots of a level step by step (a league's bot members).           |
 """
 
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
