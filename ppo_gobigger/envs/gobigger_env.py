@@ -36,6 +36,7 @@ from .features import OBS_DTYPES, OBS_SHAPES, GameConsts, team_features
 from .game import STEP_MUL, GlobalRandom, env_configs, game_config
 from .opponents import BOT_LEVELS, ENV_OPPONENTS, POLICY_OPPONENTS, Opponents, check_opponent
 from .rewards import TeamReward, check_reward
+from .scripted import check_variant
 from .teams import episode_end_info, player_scores
 
 SEED_STRIDE = 1_000_000  # game seeds of one env seed: 2 * (seed * SEED_STRIDE + episode) + is_evaluator
@@ -54,11 +55,12 @@ class GoBiggerEnv(BaseEnv):
         # pipeline (the env takes every team's actions, see above); evaluator envs then play 'bot' opponents
         opponent='league',
         bot_level=3,  # BotAgent level, one of opponents.BOT_LEVELS: the bots of 'bot' opponents and of evaluation
-        # None: our team plays the actions it is given. 'bot' / 'random': an opponent kind plays our team instead
-        # (the given actions are checked, then ignored; info['stand_in_action'] says what it played): the
-        # reference results of benchmarks/learning.py (opponent 'bot' or 'random' only)
+        # None: our team plays the actions it is given. 'bot' / 'random' / 'scripted': an opponent kind plays our team
+        # instead (the given actions are checked, then ignored; info['stand_in_action'] says what it played): the
+        # reference results of benchmarks/learning.py (opponent 'bot', 'random' or 'scripted' only)
         stand_in=None,
         stand_in_bot_level=2,  # BotAgent level of a 'bot' stand-in, one of opponents.BOT_LEVELS
+        scripted_variant='hunter',  # Tactics of 'scripted' opponents and stand-in: a scripted.SCRIPTED_VARIANTS name
         # which GoBigger runs the game, one of engine.ENGINES: 'fast' plays stock GoBigger 0.2.1's game bit for bit
         # at ~2-3x its speed (tests/test_engine.py compares every observation); 'stock' is gobigger as installed
         engine=DEFAULT_ENGINE,
@@ -93,6 +95,7 @@ class GoBiggerEnv(BaseEnv):
         if cfg.team_id not in range(team_num):
             raise ValueError(f'team_id {cfg.team_id!r} is not in [0, {team_num}) for preset {cfg.preset}')
         check_opponent(cfg.opponent, cfg.bot_level)
+        check_variant(cfg.scripted_variant)
         check_engine(cfg.engine)
         self._policy_opponents = cfg.opponent in POLICY_OPPONENTS
         if self._policy_opponents and cfg.stand_in is not None:
@@ -110,13 +113,15 @@ class GoBiggerEnv(BaseEnv):
         self._team_players = [[t * A + j for j in range(A)] for t in self._teams]  # per team index: its player ids
         self._our_ids = self._team_players[0]
         other_ids = [t * A + j for t in others for j in range(A)]
+        border = (self._game_cfg.map_width, self._game_cfg.map_height)  # scripted players keep off the walls
         self._opponents = (
-            None if self._policy_opponents else Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine)
+            None if self._policy_opponents else
+            Opponents(cfg.opponent, other_ids, cfg.bot_level, cfg.engine, cfg.scripted_variant, border)
         )
         self._team_bots: Dict[int, Opponents] = {}  # team index -> the bots playing it in this game (bot_level > 0)
         self._stand_in = (
             None if cfg.stand_in is None else
-            Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine)
+            Opponents(cfg.stand_in, self._our_ids, cfg.stand_in_bot_level, cfg.engine, cfg.scripted_variant, border)
         )
 
         self._lead = (len(self._teams), A) if self._policy_opponents else (A, )  # leading axes of every array
