@@ -20,8 +20,8 @@ DI-engine's recomputed GAE (ding.rl_utils.gae multiplies next_value (N, A) by 1 
 broadcast against the (N, A) values there. info['eval_episode_return'] (GoBiggerEnv's mean of the players'
 returns) is the sum of this reward over the game.
 
-Only opponents the env plays ('bot', 'random', 'scripted') are allowed: 'self' and 'league' need the pipeline to play the other
-teams, which DI-engine's serial pipeline does not.
+Only opponents the env plays ('bot', 'random', 'scripted') are allowed: 'self' and 'league' need the pipeline to play
+the other teams, which DI-engine's serial pipeline does not.
 """
 from typing import Any, Dict, Mapping
 
