@@ -1,5 +1,5 @@
 """The default run, the recipe: PPO from scratch in a league of the run's own snapshots and GoBigger's level-2 and
-level-3 bots, our team of 2 on st_t2p2, 237,600 env steps. `make train` runs it.
+level-3 bots, our team of 2 on st_t2p2, 360,000 env steps. `make train` runs it.
 
 Every setting is the code's default (ppo_gobigger.config.default_config(); docs/configuration.md says what each key
 does and docs/results.md what the recipe's runs scored), so main_config only names the experiment folder. The files

@@ -53,8 +53,8 @@ def default_config() -> EasyDict:
             exp_name='exp/gobigger_ppo_st_t2p2',
             # (int) Seed of the whole run (envs, torch, numpy, random).
             seed=0,
-            # (int or None) Stop after this many collected env steps: 66 PPO iterations of 3,600 on st_t2p2.
-            max_env_step=237_600,
+            # (int or None) Stop after this many collected env steps: 100 PPO iterations of 3,600 on st_t2p2.
+            max_env_step=360_000,
             # (int or None) Stop after this many gradient updates.
             max_train_iter=None,
             league=dict(  # env.opponent 'self' and 'league': opponents played by policies (pipeline/league/)
