@@ -2,8 +2,9 @@
 
 Training games have even game seeds, evaluation games odd ones, and the final games take env seed
 ``seed + FINAL_SEED_OFFSET`` (the config's seed: the same games for every run and every row). On them play each
-run's last checkpoint ('final'), each --checkpoint agent, each of those against other bot levels (--vs-level), and the reference rows: our side played by a random team and by
-GoBigger's level-1, level-2 and level-3 bots (env.stand_in) against the same opponents. Every row keeps each game's
+run's last checkpoint ('final'), each --checkpoint agent, each of those against other bot levels (--vs-level), and
+the reference rows: our side played by a random team, by GoBigger's level-1, level-2 and level-3 bots and by our
+scripted players' two variants (env.stand_in; envs/scripted.py) against the same opponents. Every row keeps each game's
 outcome by game seed, so that two rows compare game by game, and the median score ratio beside the mean (the mean
 rides on blow-outs).
 """
@@ -26,6 +27,8 @@ REFERENCES = {  # name -> env overrides: who plays our team's side instead of th
     'level-1 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=1'],
     'level-2 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=2'],
     'level-3 bots': ['env.stand_in=bot', 'env.stand_in_bot_level=3'],
+    'scripted players (hunter)': ['env.stand_in=scripted', 'env.scripted_variant=hunter'],
+    'scripted players (holdout)': ['env.stand_in=scripted', 'env.scripted_variant=holdout'],
 }
 
 
