@@ -170,5 +170,8 @@ def run_rows(run_tag: str, run: Dict) -> List[tuple]:
 
 def opponents_of(cfg: Dict) -> str:
     """What the final games of a run with config ``cfg`` play: bots, also for self-play and league runs (their
-    evaluator envs play 'bot'); 'random' runs are evaluated against random teams."""
-    return 'random' if cfg['env']['opponent'] == 'random' else f'bot level {cfg["env"]["bot_level"]}'
+    evaluator envs play 'bot'); 'random' and 'scripted' runs are evaluated against their own kind."""
+    env = cfg['env']
+    if env['opponent'] == 'scripted':
+        return f'scripted {env.get("scripted_variant", "hunter")}'
+    return 'random' if env['opponent'] == 'random' else f'bot level {env["bot_level"]}'

@@ -382,3 +382,11 @@ def test_a_stale_copy_of_a_row_does_not_undo_what_another_process_added(tmp_path
     file_b.save()
     with open(path) as f:
         assert json.load(f)['checkpoints']['y'] == {'win_rate': 0.75, 'final_vs': {}}
+
+
+def test_a_results_file_names_the_opponents_its_final_games_play():
+    """League and self-play runs are evaluated against bots; bot, random and scripted opponents against themselves."""
+    env = dict(bot_level=2, scripted_variant='holdout')
+    assert learning_rows.opponents_of({'env': dict(env, opponent='league')}) == 'bot level 2'
+    assert learning_rows.opponents_of({'env': dict(env, opponent='random')}) == 'random'
+    assert learning_rows.opponents_of({'env': dict(env, opponent='scripted')}) == 'scripted holdout'
