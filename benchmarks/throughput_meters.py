@@ -1,7 +1,8 @@
 """The meters of benchmarks/throughput.py's training rate: an env that times its own step, the manager's and the
 policy's calls timed from outside, and the CPU time of the trainer and of its env processes."""
 import time
-from typing import Dict, List
+from contextlib import contextmanager
+from typing import Dict, Iterator, List
 
 import psutil
 from ding.utils import ENV_REGISTRY
@@ -83,16 +84,11 @@ class CpuMeter:
 
         return {'main': cpu(self._me), 'envs': sum(cpu(p) for p in self._envs)}
 
-    def phase(self, name: str):
-        meter = self
-
-        class _Phase:
-            def __enter__(self):
-                self.before = meter._read()
-
-            def __exit__(self, *exc):
-                after = meter._read()
-                for who in ('main', 'envs'):
-                    meter.seconds[who][name] = meter.seconds[who].get(name, 0.0) + after[who] - self.before[who]
-
-        return _Phase()
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Add the CPU seconds spent inside the ``with`` block to seconds[who][name] of the trainer and the envs."""
+        before = self._read()
+        yield
+        after = self._read()
+        for who in ('main', 'envs'):
+            self.seconds[who][name] = self.seconds[who].get(name, 0.0) + after[who] - before[who]

@@ -18,7 +18,6 @@ An agent is deterministic given the states it is shown: it draws no random numbe
 memory of its last split). Variants (SCRIPTED_VARIANTS) differ in their Tactics; 'holdout' is for evaluation only.
 """
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -286,9 +285,3 @@ def _clones(states: Sequence[Mapping]) -> np.ndarray:
         balls = balls[np.sort(first)]
     return balls
 
-
-def variant_fields() -> Dict[str, Dict[str, object]]:
-    """Each variant's fields that differ from Tactics' defaults (for documentation and reports)."""
-    base = dataclasses.asdict(Tactics())
-    return {name: {k: v for k, v in dataclasses.asdict(t).items() if base[k] != v}
-            for name, t in SCRIPTED_VARIANTS.items()}
